@@ -1,0 +1,476 @@
+/* Filter descriptions: validation, normalisation and rank-1 factorisation. */
+#include "gcv-private.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK (gcv-error-quark, gcv_error);
+
+/* sum|K - column (x) row| must stay below this fraction of sum|K| for the
+ * separable path, so that it adds at most 1e-6 * sum|K| * max|in| of error. */
+#define RANK1_TOLERANCE 1e-6
+/* |sum(K)| below this fraction of sum|K| counts as zero for `normalize`. */
+#define ZERO_SUM_TOLERANCE 1e-9
+
+void
+gcv_filter_desc_init (GcvFilterDesc * desc)
+{
+  memset (desc, 0, sizeof (*desc));
+  desc->filter = GCV_BUILTIN_CUSTOM;
+  desc->size = 5;
+  desc->sigma = 1.0;
+  desc->kernel_width = desc->kernel_height = 3;
+  desc->scale = 1.0;
+  desc->anchor_x = desc->anchor_y = -1;
+  desc->border = GCV_BORDER_REPLICATE;
+  desc->separable = GCV_SEPARABLE_AUTO;
+  desc->algorithm = GCV_ALGORITHM_AUTO;
+}
+
+void
+gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw, guint * kh)
+{
+  if (desc->filter == GCV_BUILTIN_CUSTOM) {
+    *kw = desc->kernel_width;
+    *kh = desc->kernel_height;
+  } else {
+    gcv_builtin_get_size (desc->filter, desc->size, kw, kh);
+  }
+}
+
+/* One pass of checks; the first problem blamed on one of `fields` (any
+ * problem for GCV_FIELD_ANY) ends it. */
+typedef struct {
+  GcvField fields;
+  GError **error;
+} Check;
+
+static gboolean G_GNUC_PRINTF (3, 4)
+    fails (Check * c, GcvField blame, const gchar * format, ...)
+{
+  va_list args;
+
+  if (c->fields != GCV_FIELD_ANY && !(c->fields & blame))
+    return FALSE;
+  va_start (args, format);
+  if (c->error) {
+    gchar *msg = g_strdup_vprintf (format, args);
+    g_set_error_literal (c->error, GCV_ERROR, GCV_ERROR_SETTINGS, msg);
+    g_free (msg);
+  }
+  va_end (args);
+  return TRUE;
+}
+
+static gboolean
+all_finite (const gfloat * v, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (!isfinite (v[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Rank-1 factorisation through the largest coefficient: K ~ column (x) row.
+ * Exact for true outer products up to rounding. */
+static gboolean
+factorize (const gdouble * k, guint kw, guint kh, gdouble * row,
+    gdouble * column)
+{
+  guint im = 0, jm = 0;
+  gdouble p, err = 0.0, total = 0.0;
+
+  for (guint j = 0; j < kh; j++)
+    for (guint i = 0; i < kw; i++)
+      if (fabs (k[j * kw + i]) > fabs (k[jm * kw + im])) {
+        jm = j;
+        im = i;
+      }
+  p = k[jm * kw + im];
+  for (guint i = 0; i < kw; i++)
+    row[i] = p != 0.0 ? k[jm * kw + i] : 0.0;
+  for (guint j = 0; j < kh; j++)
+    column[j] = p != 0.0 ? k[j * kw + im] / p : 1.0;
+  for (guint j = 0; j < kh; j++)
+    for (guint i = 0; i < kw; i++) {
+      err += fabs (k[j * kw + i] - column[j] * row[i]);
+      total += fabs (k[j * kw + i]);
+    }
+  return err <= RANK1_TOLERANCE * total;
+}
+
+/* The dense kernel a description stands for, before flip and scale.
+ * Empty custom kernels are the 1x1 identity. */
+typedef struct {
+  guint kw, kh;
+  gdouble *k;
+  gdouble *row, *column;        /* given by the user, or NULL */
+} Dense;
+
+static void
+dense_clear (Dense * d)
+{
+  g_free (d->k);
+  g_free (d->row);
+  g_free (d->column);
+  memset (d, 0, sizeof (*d));
+}
+
+static void
+dense_from_desc (const GcvFilterDesc * desc, Dense * d)
+{
+  memset (d, 0, sizeof (*d));
+  if (desc->filter != GCV_BUILTIN_CUSTOM) {
+    d->k = gcv_builtin_generate (desc->filter, desc->size, desc->sigma,
+        &d->kw, &d->kh);
+  } else if (desc->n_row_kernel > 0) {
+    d->kw = desc->n_row_kernel;
+    d->kh = desc->n_column_kernel;
+    d->k = g_new (gdouble, (gsize) d->kw * d->kh);
+    d->row = g_new (gdouble, d->kw);
+    d->column = g_new (gdouble, d->kh);
+    for (guint i = 0; i < d->kw; i++)
+      d->row[i] = desc->row_kernel[i];
+    for (guint j = 0; j < d->kh; j++)
+      d->column[j] = desc->column_kernel[j];
+    for (guint j = 0; j < d->kh; j++)
+      for (guint i = 0; i < d->kw; i++)
+        d->k[j * d->kw + i] = d->column[j] * d->row[i];
+  } else if (desc->n_kernel > 0) {
+    d->kw = desc->kernel_width;
+    d->kh = desc->kernel_height;
+    d->k = g_new (gdouble, desc->n_kernel);
+    for (guint i = 0; i < desc->n_kernel; i++)
+      d->k[i] = desc->kernel[i];
+  } else {
+    d->kw = d->kh = 1;
+    d->k = g_new (gdouble, 1);
+    d->k[0] = 1.0;
+  }
+}
+
+/* Checks `desc` and, when `out` is given, builds the filter. */
+static gboolean
+build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
+    GError ** error)
+{
+  Check c = { fields, error };
+  guint kw, kh;
+  gboolean ok = FALSE, have_kernel = FALSE, rank1 = FALSE;
+  Dense d;
+  gdouble *row = NULL, *column = NULL;
+
+  memset (&d, 0, sizeof (d));
+  gcv_filter_desc_get_size (desc, &kw, &kh);
+
+  if (!(desc->sigma > 0.0 && isfinite (desc->sigma))
+      && fails (&c, GCV_FIELD_SIGMA, "sigma %g is not a finite value > 0",
+          desc->sigma))
+    goto out;
+  if (!isfinite (desc->scale)
+      && fails (&c, GCV_FIELD_SCALE, "scale %g is not finite", desc->scale))
+    goto out;
+  if (!isfinite (desc->bias)
+      && fails (&c, GCV_FIELD_BIAS, "bias %g is not finite", desc->bias))
+    goto out;
+  if (!isfinite (desc->border_value)
+      && fails (&c, GCV_FIELD_BORDER_VALUE, "border-value %g is not finite",
+          desc->border_value))
+    goto out;
+
+  if (!all_finite (desc->kernel, desc->n_kernel)
+      && fails (&c, GCV_FIELD_KERNEL, "kernel has a NaN or infinite value"))
+    goto out;
+  if (!all_finite (desc->row_kernel, desc->n_row_kernel)
+      && fails (&c, GCV_FIELD_ROW_KERNEL,
+          "row-kernel has a NaN or infinite value"))
+    goto out;
+  if (!all_finite (desc->column_kernel, desc->n_column_kernel)
+      && fails (&c, GCV_FIELD_COLUMN_KERNEL,
+          "column-kernel has a NaN or infinite value"))
+    goto out;
+  if (desc->n_kernel != 0
+      && desc->n_kernel != desc->kernel_width * desc->kernel_height
+      && fails (&c, GCV_FIELD_KERNEL,
+          "kernel has %u values but kernel-width x kernel-height is %u x %u "
+          "= %u (set kernel-width and kernel-height first)", desc->n_kernel,
+          desc->kernel_width, desc->kernel_height,
+          desc->kernel_width * desc->kernel_height))
+    goto out;
+  if (desc->n_row_kernel != 0 && desc->n_row_kernel != desc->kernel_width
+      && fails (&c, GCV_FIELD_ROW_KERNEL,
+          "row-kernel has %u values but kernel-width is %u",
+          desc->n_row_kernel, desc->kernel_width))
+    goto out;
+  if (desc->n_column_kernel != 0
+      && desc->n_column_kernel != desc->kernel_height
+      && fails (&c, GCV_FIELD_COLUMN_KERNEL,
+          "column-kernel has %u values but kernel-height is %u",
+          desc->n_column_kernel, desc->kernel_height))
+    goto out;
+  if ((desc->n_row_kernel == 0) != (desc->n_column_kernel == 0)
+      && fails (&c, GCV_FIELD_NONE,
+          "%s is set but %s is empty; give both or neither",
+          desc->n_row_kernel ? "row-kernel" : "column-kernel",
+          desc->n_row_kernel ? "column-kernel" : "row-kernel"))
+    goto out;
+
+  if (desc->filter != GCV_BUILTIN_CUSTOM
+      && desc->size < gcv_builtin_min_size (desc->filter)
+      && fails (&c, GCV_FIELD_SIZE, "size %u is too small for filter %s "
+          "(at least %u)", desc->size, gcv_builtin_nick (desc->filter),
+          gcv_builtin_min_size (desc->filter)))
+    goto out;
+  if (desc->anchor_x >= (gint) kw
+      && fails (&c, GCV_FIELD_ANCHOR_X,
+          "anchor-x %d is outside the kernel (width %u)", desc->anchor_x, kw))
+    goto out;
+  if (desc->anchor_y >= (gint) kh
+      && fails (&c, GCV_FIELD_ANCHOR_Y,
+          "anchor-y %d is outside the kernel (height %u)", desc->anchor_y, kh))
+    goto out;
+
+  /* Past the checks above the kernel can be built, as long as the problems
+   * found were not ours to report. */
+  have_kernel = (desc->filter == GCV_BUILTIN_CUSTOM
+      || desc->size >= gcv_builtin_min_size (desc->filter))
+      && (desc->n_row_kernel == 0) == (desc->n_column_kernel == 0)
+      && (desc->n_kernel == 0
+      || desc->n_kernel == desc->kernel_width * desc->kernel_height)
+      && (desc->n_row_kernel == 0 || (desc->n_row_kernel == desc->kernel_width
+          && desc->n_column_kernel == desc->kernel_height))
+      && all_finite (desc->kernel, desc->n_kernel)
+      && all_finite (desc->row_kernel, desc->n_row_kernel)
+      && all_finite (desc->column_kernel, desc->n_column_kernel);
+  if (have_kernel) {
+    dense_from_desc (desc, &d);
+    row = g_new (gdouble, d.kw);
+    column = g_new (gdouble, d.kh);
+    if (d.row) {
+      memcpy (row, d.row, d.kw * sizeof (gdouble));
+      memcpy (column, d.column, d.kh * sizeof (gdouble));
+      rank1 = TRUE;
+    } else {
+      rank1 = factorize (d.k, d.kw, d.kh, row, column);
+    }
+    if (desc->separable == GCV_SEPARABLE_ALWAYS && !rank1
+        && fails (&c, GCV_FIELD_SEPARABLE,
+            "separable=always but the %s kernel is not separable (rank 1)",
+            gcv_builtin_nick (desc->filter)))
+      goto out;
+    if (desc->algorithm == GCV_ALGORITHM_SEPARABLE
+        && desc->separable == GCV_SEPARABLE_NEVER
+        && fails (&c, GCV_FIELD_ALGORITHM | GCV_FIELD_SEPARABLE,
+            "algorithm=separable contradicts separable=never"))
+      goto out;
+    if (desc->algorithm == GCV_ALGORITHM_SEPARABLE && !rank1
+        && fails (&c, GCV_FIELD_ALGORITHM,
+            "algorithm=separable but the %s kernel is not separable (rank 1)",
+            gcv_builtin_nick (desc->filter)))
+      goto out;
+  }
+
+  if (out && have_kernel) {
+    GcvFilter *f = g_new0 (GcvFilter, 1);
+    gdouble sum = 0.0, total = 0.0, scale = desc->scale;
+    gsize n = (gsize) d.kw * d.kh;
+    guint ax, ay, nonzero = 0;
+
+    ax = desc->anchor_x < 0 ? (d.kw - 1) / 2 : (guint) desc->anchor_x;
+    ay = desc->anchor_y < 0 ? (d.kh - 1) / 2 : (guint) desc->anchor_y;
+    if (desc->filter == GCV_BUILTIN_CUSTOM && desc->n_kernel == 0
+        && desc->n_row_kernel == 0)
+      ax = ay = 0;              /* the identity is 1x1 */
+    for (gsize i = 0; i < n; i++) {
+      sum += d.k[i];
+      total += fabs (d.k[i]);
+    }
+    if (desc->normalize && fabs (sum) > ZERO_SUM_TOLERANCE * total)
+      scale /= sum;
+
+    f->kw = d.kw;
+    f->kh = d.kh;
+    /* Convolution is correlation with K flipped and the anchor mirrored. */
+    f->ax = desc->convolution ? d.kw - 1 - ax : ax;
+    f->ay = desc->convolution ? d.kh - 1 - ay : ay;
+    f->taps = g_new (gfloat, n);
+    for (guint j = 0; j < d.kh; j++)
+      for (guint i = 0; i < d.kw; i++) {
+        gsize src = desc->convolution ? (d.kh - 1 - j) * d.kw + (d.kw - 1 - i)
+            : j * d.kw + i;
+        f->taps[j * d.kw + i] = (gfloat) (scale * d.k[src]);
+        nonzero += f->taps[j * d.kw + i] != 0.0f;
+      }
+    if (!all_finite (f->taps, n)) {
+      gcv_filter_free (f);
+      fails (&c, GCV_FIELD_SCALE, "scale %g times the kernel overflows float",
+          scale);
+      goto out;
+    }
+    f->rank1 = rank1;
+    if (rank1) {
+      f->row = g_new (gfloat, d.kw);
+      f->column = g_new (gfloat, d.kh);
+      for (guint i = 0; i < d.kw; i++)
+        f->row[i] = (gfloat) (scale * row[desc->convolution ? d.kw - 1 - i : i]);
+      for (guint j = 0; j < d.kh; j++)
+        f->column[j] = (gfloat) column[desc->convolution ? d.kh - 1 - j : j];
+    }
+    f->use_separable = rank1 && desc->separable != GCV_SEPARABLE_NEVER;
+    f->bias = (gfloat) desc->bias;
+    f->border = desc->border;
+    f->border_value = (gfloat) desc->border_value;
+    f->filter_alpha = desc->filter_alpha;
+    f->identity = nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
+        && f->bias == 0.0f;
+    if (f->identity && n > 1) {
+      /* Shrink to 1x1: the border no longer matters. */
+      gcv_filter_free (f);
+      GcvFilterDesc one = *desc;
+      one.filter = GCV_BUILTIN_CUSTOM;
+      one.n_kernel = one.n_row_kernel = one.n_column_kernel = 0;
+      one.normalize = FALSE;
+      one.scale = 1.0;
+      one.convolution = FALSE;
+      one.anchor_x = one.anchor_y = -1;
+      one.separable = GCV_SEPARABLE_AUTO;
+      one.algorithm = GCV_ALGORITHM_AUTO;
+      ok = build (&one, GCV_FIELD_ANY, out, error);
+      goto out;
+    }
+    *out = f;
+  }
+  ok = TRUE;
+
+out:
+  dense_clear (&d);
+  g_free (row);
+  g_free (column);
+  return ok;
+}
+
+gboolean
+gcv_filter_desc_validate (const GcvFilterDesc * desc, GcvField fields,
+    GError ** error)
+{
+  g_return_val_if_fail (desc != NULL, FALSE);
+  return build (desc, fields, NULL, error);
+}
+
+GcvFilter *
+gcv_filter_new (const GcvFilterDesc * desc, GError ** error)
+{
+  GcvFilter *f = NULL;
+
+  g_return_val_if_fail (desc != NULL, NULL);
+  if (!build (desc, GCV_FIELD_ANY, &f, error))
+    return NULL;
+  return f;
+}
+
+GcvFilter *
+gcv_filter_copy (const GcvFilter * filter)
+{
+  GcvFilter *f = g_memdup2 (filter, sizeof (*filter));
+  f->taps = g_memdup2 (filter->taps, sizeof (gfloat) * filter->kw * filter->kh);
+  f->row = filter->row ? g_memdup2 (filter->row, sizeof (gfloat) * filter->kw)
+      : NULL;
+  f->column = filter->column ? g_memdup2 (filter->column,
+      sizeof (gfloat) * filter->kh) : NULL;
+  return f;
+}
+
+gboolean
+gcv_filter_equal (const GcvFilter * a, const GcvFilter * b)
+{
+  if (a == b)
+    return TRUE;
+  if (!a || !b || a->kw != b->kw || a->kh != b->kh || a->ax != b->ax
+      || a->ay != b->ay || a->rank1 != b->rank1
+      || a->use_separable != b->use_separable || a->bias != b->bias
+      || a->border != b->border || a->border_value != b->border_value
+      || a->filter_alpha != b->filter_alpha)
+    return FALSE;
+  if (memcmp (a->taps, b->taps, sizeof (gfloat) * a->kw * a->kh) != 0)
+    return FALSE;
+  return !a->rank1 || (memcmp (a->row, b->row, sizeof (gfloat) * a->kw) == 0
+      && memcmp (a->column, b->column, sizeof (gfloat) * a->kh) == 0);
+}
+
+void
+gcv_filter_free (GcvFilter * filter)
+{
+  if (!filter)
+    return;
+  g_free (filter->taps);
+  g_free (filter->row);
+  g_free (filter->column);
+  g_free (filter);
+}
+
+static const gchar *const builtin_nicks[] = {
+  "custom", "box", "gaussian", "sharpen", "laplacian", "sobel-x", "sobel-y",
+  "scharr-x", "scharr-y", "emboss", "log", "dog",
+};
+
+static const gchar *const border_nicks[] = {
+  "constant", "replicate", "reflect", "reflect101", "wrap",
+};
+
+static const gchar *const algorithm_nicks[] = {
+  "auto", "direct", "tiled", "register", "separable", "fft",
+};
+
+static const gchar *const format_names[] = {
+  "RGBA", "BGRA", "RGBx", "BGRx", "GRAY8", "GRAY32F",
+};
+
+const gchar *
+gcv_builtin_nick (GcvBuiltin filter)
+{
+  return filter < G_N_ELEMENTS (builtin_nicks) ? builtin_nicks[filter] : "?";
+}
+
+const gchar *
+gcv_border_nick (GcvBorder border)
+{
+  return border < G_N_ELEMENTS (border_nicks) ? border_nicks[border] : "?";
+}
+
+const gchar *
+gcv_algorithm_nick (GcvAlgorithm algorithm)
+{
+  return algorithm < G_N_ELEMENTS (algorithm_nicks) ?
+      algorithm_nicks[algorithm] : "?";
+}
+
+const gchar *
+gcv_format_name (GcvFormat format)
+{
+  return format < G_N_ELEMENTS (format_names) ? format_names[format] : "?";
+}
+
+gboolean
+gcv_format_from_name (const gchar * name, GcvFormat * format)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (format_names); i++)
+    if (strcmp (name, format_names[i]) == 0) {
+      *format = (GcvFormat) i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+guint
+gcv_format_pixel_size (GcvFormat format)
+{
+  return format == GCV_FORMAT_GRAY8 ? 1 : 4;
+}
+
+gsize
+gcv_frame_size (GcvFormat format, guint width, guint height, gsize stride)
+{
+  if (width == 0 || height == 0)
+    return 0;
+  return stride * (height - 1) + (gsize) width * gcv_format_pixel_size (format);
+}

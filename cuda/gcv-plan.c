@@ -1,0 +1,251 @@
+/* Engines and plans: argument checks, then the chosen backend does the work. */
+#include "gcv-private.h"
+
+#include <stdarg.h>
+
+static const GcvBackend *
+backend_for (GcvBackendKind kind)
+{
+  return kind == GCV_BACKEND_CPU ? &gcv_cpu_backend : gcv_cuda_backend_get ();
+}
+
+gboolean
+gcv_backend_available (GcvBackendKind kind, gint device_id, GError ** error)
+{
+  const GcvBackend *b;
+
+  if (kind == GCV_BACKEND_AUTO)
+    return gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL)
+        || gcv_backend_available (GCV_BACKEND_CPU, device_id, error);
+  b = backend_for (kind);
+  if (!b) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+        "this build of gpuconvolve has no CUDA backend");
+    return FALSE;
+  }
+  return b->available (device_id, error);
+}
+
+GcvEngine *
+gcv_engine_new (GcvBackendKind kind, gint device_id, GError ** error)
+{
+  GcvEngine *e;
+  const GcvBackend *b;
+  gpointer state;
+
+  if (kind == GCV_BACKEND_AUTO)
+    kind = gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL) ?
+        GCV_BACKEND_CUDA : GCV_BACKEND_CPU;
+  if (!gcv_backend_available (kind, device_id, error))
+    return NULL;
+  b = backend_for (kind);
+  if (!(state = b->engine_new (device_id, error)))
+    return NULL;
+  e = g_new0 (GcvEngine, 1);
+  e->backend = b;
+  e->state = state;
+  return e;
+}
+
+GcvBackendKind
+gcv_engine_get_backend (GcvEngine * engine)
+{
+  return engine->backend == &gcv_cpu_backend ? GCV_BACKEND_CPU :
+      GCV_BACKEND_CUDA;
+}
+
+const gchar *
+gcv_engine_describe (GcvEngine * engine)
+{
+  return engine->backend->engine_describe (engine->state);
+}
+
+void
+gcv_engine_free (GcvEngine * engine)
+{
+  if (!engine)
+    return;
+  engine->backend->engine_free (engine->state);
+  g_free (engine);
+}
+
+void
+gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
+    const gchar * format, ...)
+{
+  va_list args;
+  gchar *params;
+
+  va_start (args, format);
+  params = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_free (plan->description);
+  plan->algorithm = algorithm;
+  plan->description = g_strdup_printf ("%s%s%s", gcv_algorithm_nick (algorithm),
+      *params ? " " : "", params);
+  g_free (params);
+}
+
+static gboolean
+check_geometry (const GcvGeometry * g, GError ** error)
+{
+  gboolean gray_pair = (g->in_format == GCV_FORMAT_GRAY8
+      || g->in_format == GCV_FORMAT_GRAY32F)
+      && (g->out_format == GCV_FORMAT_GRAY8
+      || g->out_format == GCV_FORMAT_GRAY32F);
+
+  if (g->width < 1 || g->height < 1 || g->width > GCV_MAX_FRAME_SIZE
+      || g->height > GCV_MAX_FRAME_SIZE) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
+        "frame size %ux%u is outside 1x1..%dx%d", g->width, g->height,
+        GCV_MAX_FRAME_SIZE, GCV_MAX_FRAME_SIZE);
+    return FALSE;
+  }
+  if (g->in_format != g->out_format && !gray_pair) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
+        "cannot convert %s to %s", gcv_format_name (g->in_format),
+        gcv_format_name (g->out_format));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+plan_free_fields (GcvPlan * plan)
+{
+  gcv_filter_free (plan->filter);
+  g_free (plan->description);
+  g_free (plan);
+}
+
+GcvPlan *
+gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
+    const GcvFilter * filter, GcvAlgorithm algorithm, guint n_slots,
+    GError ** error)
+{
+  GcvPlan *plan;
+
+  g_return_val_if_fail (engine && geometry && filter, NULL);
+  if (!check_geometry (geometry, error))
+    return NULL;
+  plan = g_new0 (GcvPlan, 1);
+  plan->engine = engine;
+  plan->geometry = *geometry;
+  plan->filter = gcv_filter_copy (filter);
+  plan->requested = algorithm;
+  plan->n_slots = MAX (n_slots, 1);
+  plan->state = engine->backend->plan_new (engine->state, plan, error);
+  if (!plan->state) {
+    plan_free_fields (plan);
+    return NULL;
+  }
+  return plan;
+}
+
+gboolean
+gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
+    GcvAlgorithm algorithm, GError ** error)
+{
+  GcvFilter *old = plan->filter;
+  GcvAlgorithm old_requested = plan->requested;
+
+  if (algorithm == plan->requested && gcv_filter_equal (filter, plan->filter))
+    return TRUE;
+  plan->filter = gcv_filter_copy (filter);
+  plan->requested = algorithm;
+  if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
+    gcv_filter_free (plan->filter);
+    plan->filter = old;
+    plan->requested = old_requested;
+    return FALSE;
+  }
+  gcv_filter_free (old);
+  return TRUE;
+}
+
+/* A frame must hold every row it claims, and rows must not overlap. */
+static gboolean
+check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
+    const gchar * what, GError ** error)
+{
+  gsize row = (gsize) plan->geometry.width * gcv_format_pixel_size (format);
+
+  if (!img || !img->data) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has no data",
+        what);
+    return FALSE;
+  }
+  if (img->stride < row) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
+        "%s stride %" G_GSIZE_FORMAT " is smaller than a row of %"
+        G_GSIZE_FORMAT " bytes", what, img->stride, row);
+    return FALSE;
+  }
+  if (img->on_device && gcv_engine_get_backend (plan->engine)
+      != GCV_BACKEND_CUDA) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
+        "%s frame is in device memory but the engine runs on the CPU", what);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+gcv_plan_submit (GcvPlan * plan, guint slot, const GcvImage * src,
+    const GcvImage * dst, GError ** error)
+{
+  g_return_val_if_fail (plan && slot < plan->n_slots, FALSE);
+  if (!check_image (plan, src, plan->geometry.in_format, "input", error)
+      || !check_image (plan, dst, plan->geometry.out_format, "output", error))
+    return FALSE;
+  return plan->engine->backend->submit (plan->state, plan, slot, src, dst,
+      error);
+}
+
+gboolean
+gcv_plan_wait (GcvPlan * plan, guint slot, GError ** error)
+{
+  g_return_val_if_fail (plan && slot < plan->n_slots, FALSE);
+  return plan->engine->backend->wait (plan->state, plan, slot, error);
+}
+
+gboolean
+gcv_plan_run (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
+    GError ** error)
+{
+  return gcv_plan_submit (plan, 0, src, dst, error)
+      && gcv_plan_wait (plan, 0, error);
+}
+
+GcvAlgorithm
+gcv_plan_get_algorithm (GcvPlan * plan)
+{
+  return plan->algorithm;
+}
+
+const gchar *
+gcv_plan_describe (GcvPlan * plan)
+{
+  return plan->description;
+}
+
+const GcvGeometry *
+gcv_plan_get_geometry (GcvPlan * plan)
+{
+  return &plan->geometry;
+}
+
+guint
+gcv_plan_get_n_slots (GcvPlan * plan)
+{
+  return plan->n_slots;
+}
+
+void
+gcv_plan_free (GcvPlan * plan)
+{
+  if (!plan)
+    return;
+  plan->engine->backend->plan_free (plan->state);
+  plan_free_fields (plan);
+}

@@ -1,0 +1,77 @@
+/* Engine internals shared by the common code and the backends. */
+#ifndef GCV_PRIVATE_H
+#define GCV_PRIVATE_H
+
+#include "gcv.h"
+
+G_BEGIN_DECLS
+
+/* built-in filters (gcv-builtin.c) */
+void gcv_builtin_get_size (GcvBuiltin filter, guint size, guint * kw,
+    guint * kh);
+guint gcv_builtin_min_size (GcvBuiltin filter);
+/* kh*kw doubles, row-major; size must be >= gcv_builtin_min_size() */
+gdouble *gcv_builtin_generate (GcvBuiltin filter, guint size, gdouble sigma,
+    guint * kw, guint * kh);
+
+/* A backend: the CPU one and the CUDA one implement this. The common code
+ * (gcv-plan.c) validates arguments, then calls into it. */
+typedef struct {
+  const gchar *name;
+  gboolean (*available) (gint device_id, GError ** error);
+  gpointer (*engine_new) (gint device_id, GError ** error);
+  const gchar *(*engine_describe) (gpointer engine);
+  void (*engine_free) (gpointer engine);
+  /* Creates the backend's state for a plan; picks a family for `algorithm`
+   * and writes a description of it. */
+  gpointer (*plan_new) (gpointer engine, GcvPlan * plan, GError ** error);
+  gboolean (*plan_set_filter) (gpointer state, GcvPlan * plan,
+      GError ** error);
+  gboolean (*submit) (gpointer state, GcvPlan * plan, guint slot,
+      const GcvImage * src, const GcvImage * dst, GError ** error);
+  gboolean (*wait) (gpointer state, GcvPlan * plan, guint slot,
+      GError ** error);
+  void (*plan_free) (gpointer state);
+} GcvBackend;
+
+extern const GcvBackend gcv_cpu_backend;
+extern const GcvBackend *gcv_cuda_backend_get (void);  /* NULL: not built */
+
+struct _GcvEngine {
+  const GcvBackend *backend;
+  gpointer state;
+};
+
+struct _GcvPlan {
+  GcvEngine *engine;
+  GcvGeometry geometry;
+  GcvFilter *filter;
+  GcvAlgorithm requested;       /* what the caller asked for */
+  GcvAlgorithm algorithm;       /* the family the backend chose */
+  gchar *description;           /* family and parameters, for reporting */
+  guint n_slots;
+  gpointer state;
+};
+
+void gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
+    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+
+/* Channels of a pixel that are filtered (the rest are copied from input). */
+static inline guint
+gcv_filtered_channels (GcvFormat format, gboolean filter_alpha)
+{
+  if (format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F)
+    return 1;
+  return filter_alpha ? 4 : 3;
+}
+
+/* Samples per pixel in memory. */
+static inline guint
+gcv_format_channels (GcvFormat format)
+{
+  return (format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F) ? 1 : 4;
+}
+
+G_END_DECLS
+
+#endif /* GCV_PRIVATE_H */

@@ -1,0 +1,215 @@
+/* gpuconvolve engine: 2D and separable convolution of video frames.
+ *
+ * The public C API of the engine that sits under the GStreamer element. It
+ * depends on GLib only, so applications and the benchmark can use it directly.
+ *
+ * Usage:
+ *   GcvFilter *f = gcv_filter_new (&desc, &err);       // validate, normalise
+ *   GcvEngine *e = gcv_engine_new (GCV_BACKEND_AUTO, -1, &err);
+ *   GcvPlan *p = gcv_plan_new (e, &geometry, f, GCV_ALGORITHM_AUTO, 2, &err);
+ *   gcv_plan_submit (p, slot, &src, &dst, &err);       // may run asynchronously
+ *   gcv_plan_wait (p, slot, &err);                     // dst is ready
+ *
+ * What is computed (correlation, as OpenCV filter2D):
+ *   out(x, y) = bias + scale * sum_{j<kh, i<kw} K[j][i] * in(x + i - ax, y + j - ay)
+ * with the border mode deciding what in() is outside the frame.
+ */
+#ifndef GCV_H
+#define GCV_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define GCV_MAX_KERNEL_SIZE 1023
+#define GCV_MAX_FRAME_SIZE 32767
+
+typedef enum {
+  GCV_FORMAT_RGBA,
+  GCV_FORMAT_BGRA,
+  GCV_FORMAT_RGBX,
+  GCV_FORMAT_BGRX,
+  GCV_FORMAT_GRAY8,
+  GCV_FORMAT_GRAY32F,
+} GcvFormat;
+
+typedef enum {
+  GCV_BORDER_CONSTANT,
+  GCV_BORDER_REPLICATE,
+  GCV_BORDER_REFLECT,
+  GCV_BORDER_REFLECT101,
+  GCV_BORDER_WRAP,
+} GcvBorder;
+
+typedef enum {
+  GCV_BUILTIN_CUSTOM,
+  GCV_BUILTIN_BOX,
+  GCV_BUILTIN_GAUSSIAN,
+  GCV_BUILTIN_SHARPEN,
+  GCV_BUILTIN_LAPLACIAN,
+  GCV_BUILTIN_SOBEL_X,
+  GCV_BUILTIN_SOBEL_Y,
+  GCV_BUILTIN_SCHARR_X,
+  GCV_BUILTIN_SCHARR_Y,
+  GCV_BUILTIN_EMBOSS,
+  GCV_BUILTIN_LOG,
+  GCV_BUILTIN_DOG,
+} GcvBuiltin;
+
+typedef enum {
+  GCV_SEPARABLE_AUTO,
+  GCV_SEPARABLE_ALWAYS,
+  GCV_SEPARABLE_NEVER,
+} GcvSeparableMode;
+
+typedef enum {
+  GCV_ALGORITHM_AUTO,
+  GCV_ALGORITHM_DIRECT,
+  GCV_ALGORITHM_TILED,
+  GCV_ALGORITHM_REGISTER,
+  GCV_ALGORITHM_SEPARABLE,
+  GCV_ALGORITHM_FFT,
+} GcvAlgorithm;
+
+typedef enum {
+  GCV_BACKEND_AUTO,
+  GCV_BACKEND_CUDA,
+  GCV_BACKEND_CPU,
+} GcvBackendKind;
+
+/* The settings a problem is blamed on; named like the element's properties. */
+typedef enum {
+  GCV_FIELD_NONE = 0,
+  GCV_FIELD_KERNEL = 1 << 0,
+  GCV_FIELD_ROW_KERNEL = 1 << 1,
+  GCV_FIELD_COLUMN_KERNEL = 1 << 2,
+  GCV_FIELD_SIZE = 1 << 3,
+  GCV_FIELD_SIGMA = 1 << 4,
+  GCV_FIELD_SCALE = 1 << 5,
+  GCV_FIELD_BIAS = 1 << 6,
+  GCV_FIELD_ANCHOR_X = 1 << 7,
+  GCV_FIELD_ANCHOR_Y = 1 << 8,
+  GCV_FIELD_BORDER_VALUE = 1 << 9,
+  GCV_FIELD_SEPARABLE = 1 << 10,
+  GCV_FIELD_ALGORITHM = 1 << 11,
+  GCV_FIELD_ANY = ~0,
+} GcvField;
+
+#define GCV_ERROR (gcv_error_quark ())
+GQuark gcv_error_quark (void);
+
+typedef enum {
+  GCV_ERROR_SETTINGS,           /* invalid filter description */
+  GCV_ERROR_NO_DEVICE,          /* no usable CUDA device */
+  GCV_ERROR_DEVICE,             /* a CUDA call failed; message has its error string */
+  GCV_ERROR_FRAME,              /* a frame too small for the geometry */
+} GcvError;
+
+/* What the user asked for; arrays are borrowed. Field names follow the
+ * element's properties. */
+typedef struct {
+  GcvBuiltin filter;
+  guint size;                   /* built-in filters' size */
+  gdouble sigma;                /* gaussian, sharpen, log, dog */
+  const gfloat *kernel;         /* row-major kernel_width * kernel_height, or none */
+  guint n_kernel;
+  guint kernel_width, kernel_height;
+  const gfloat *row_kernel;     /* length kernel_width, or none */
+  guint n_row_kernel;
+  const gfloat *column_kernel;  /* length kernel_height, or none */
+  guint n_column_kernel;
+  gboolean normalize;           /* scale additionally divided by sum(K) when != 0 */
+  gdouble scale, bias;
+  gboolean convolution;         /* flip K and mirror the anchor */
+  gint anchor_x, anchor_y;      /* -1: centre */
+  GcvBorder border;
+  gdouble border_value;
+  gboolean filter_alpha;        /* filter the 4th byte of RGBA-family pixels too */
+  GcvSeparableMode separable;
+  GcvAlgorithm algorithm;       /* validated here: separable needs a rank-1 kernel */
+} GcvFilterDesc;
+
+/* A validated filter, ready to run: correlation taps with the scale folded in. */
+typedef struct {
+  guint kw, kh;
+  guint ax, ay;
+  gfloat *taps;                 /* kh * kw, row-major */
+  gboolean rank1;               /* taps == column (x) row, within float tolerance */
+  gfloat *row, *column;         /* factors when rank1, else NULL */
+  gboolean use_separable;       /* rank1 and not disabled by separable=never */
+  gfloat bias;
+  GcvBorder border;
+  gfloat border_value;
+  gboolean filter_alpha;
+  gboolean identity;            /* one tap of 1 at the anchor and no bias */
+} GcvFilter;
+
+void gcv_filter_desc_init (GcvFilterDesc * desc);
+gboolean gcv_filter_desc_validate (const GcvFilterDesc * desc, GcvField fields,
+    GError ** error);
+GcvFilter *gcv_filter_new (const GcvFilterDesc * desc, GError ** error);
+GcvFilter *gcv_filter_copy (const GcvFilter * filter);
+gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
+void gcv_filter_free (GcvFilter * filter);
+/* Size the described filter will have (built-ins: from size; custom: kernel-width). */
+void gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw, guint * kh);
+
+const gchar *gcv_builtin_nick (GcvBuiltin filter);
+const gchar *gcv_border_nick (GcvBorder border);
+const gchar *gcv_algorithm_nick (GcvAlgorithm algorithm);
+const gchar *gcv_format_name (GcvFormat format);
+gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
+/* Bytes per pixel (1, 4); GRAY32F is 4. */
+guint gcv_format_pixel_size (GcvFormat format);
+
+typedef struct {
+  GcvFormat in_format, out_format;
+  guint width, height;
+} GcvGeometry;
+
+/* A frame: data points to the first byte of the first row. */
+typedef struct {
+  gpointer data;
+  gsize stride;                 /* bytes between rows, >= width * pixel size */
+  gboolean on_device;           /* device pointer (CUDA backend only) */
+} GcvImage;
+
+typedef struct _GcvEngine GcvEngine;
+typedef struct _GcvPlan GcvPlan;
+
+/* Whether a backend can run here (CUDA: a usable device with that id). */
+gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
+    GError ** error);
+GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
+    GError ** error);
+GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
+const gchar *gcv_engine_describe (GcvEngine * engine);
+void gcv_engine_free (GcvEngine * engine);
+
+/* n_slots frames may be in flight at once (submit on slot s, then wait on s). */
+GcvPlan *gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
+    const GcvFilter * filter, GcvAlgorithm algorithm, guint n_slots,
+    GError ** error);
+/* Swap the filter; frames already submitted keep the old one. */
+gboolean gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
+    GcvAlgorithm algorithm, GError ** error);
+gboolean gcv_plan_submit (GcvPlan * plan, guint slot, const GcvImage * src,
+    const GcvImage * dst, GError ** error);
+gboolean gcv_plan_wait (GcvPlan * plan, guint slot, GError ** error);
+/* submit on slot 0 and wait */
+gboolean gcv_plan_run (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, GError ** error);
+/* The family the plan runs, and a description with its parameters. */
+GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
+const gchar *gcv_plan_describe (GcvPlan * plan);
+const GcvGeometry *gcv_plan_get_geometry (GcvPlan * plan);
+guint gcv_plan_get_n_slots (GcvPlan * plan);
+void gcv_plan_free (GcvPlan * plan);
+
+/* Bytes a host frame needs with this stride. */
+gsize gcv_frame_size (GcvFormat format, guint width, guint height,
+    gsize stride);
+
+G_END_DECLS
+
+#endif /* GCV_H */

@@ -1,0 +1,1293 @@
+/**
+ * SECTION:element-gpuconvolve
+ * @title: gpuconvolve
+ *
+ * Convolves (or correlates) video frames with a 2D or separable kernel on an
+ * NVIDIA GPU, and on all CPU cores where no GPU is usable. The kernel is given
+ * as coefficients (`kernel`, or `row-kernel` and `column-kernel`) or picked
+ * from the built-in filters (`filter`). Borders, anchor, scale and bias follow
+ * OpenCV's filter2D.
+ *
+ * Formats: RGBA, BGRA, RGBx, BGRx, GRAY8 and GRAY32F (one native-endian
+ * float per pixel). GRAY8 may come out as GRAY32F and back, when downstream
+ * asks for it.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc ! gpuconvolve filter=gaussian size=9 sigma=2 ! videoconvert ! autovideosink
+ * ]| A 9x9 Gaussian blur.
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=GRAY8 ! gpuconvolve @preset=edge-sobel-x ! video/x-raw,format=GRAY32F ! fakesink
+ * ]| Sobel derivative into float samples.
+ * |[
+ * gst-launch-1.0 videotestsrc ! gpuconvolve kernel-width=3 kernel-height=3 kernel="<0,-1,0,-1,5,-1,0,-1,0>" ! videoconvert ! autovideosink
+ * ]| A custom 3x3 sharpening kernel.
+ *
+ * Since: 0.1
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstgpuconvolve.h"
+#include "gstgpuconvolveenums.h"
+
+#include <gst/video/video.h>
+#include <math.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_gpu_convolve_debug);
+#define GST_CAT_DEFAULT gst_gpu_convolve_debug
+
+#define DEFAULT_QUEUE_DEPTH 2
+#define MAX_QUEUE_DEPTH 8
+
+enum
+{
+  PROP_0,
+  PROP_KERNEL,
+  PROP_KERNEL_WIDTH,
+  PROP_KERNEL_HEIGHT,
+  PROP_ROW_KERNEL,
+  PROP_COLUMN_KERNEL,
+  PROP_FILTER,
+  PROP_SIZE,
+  PROP_SIGMA,
+  PROP_NORMALIZE,
+  PROP_SCALE,
+  PROP_BIAS,
+  PROP_MODE,
+  PROP_ANCHOR_X,
+  PROP_ANCHOR_Y,
+  PROP_BORDER,
+  PROP_BORDER_VALUE,
+  PROP_ALPHA,
+  PROP_SEPARABLE,
+  PROP_ALGORITHM,
+  PROP_ACTIVE_ALGORITHM,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+  PROP_QUEUE_DEPTH,
+  PROP_TUNING_FILE,
+};
+
+/* Presets hold the filter, not the machine it runs on; the order is the
+ * order they are loaded in, sizes before the kernels they check. */
+static const gchar *const preset_properties[] = {
+  "filter", "size", "sigma", "kernel-width", "kernel-height", "kernel",
+  "row-kernel", "column-kernel", "normalize", "scale", "bias", "mode",
+  "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
+  "algorithm", NULL
+};
+
+/* A frame on its way through the engine. */
+typedef struct
+{
+  GstBuffer *inbuf, *outbuf;
+  GstMapInfo in_map, out_map;
+  guint slot;
+} GstGpuConvolveFrame;
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_GPU_CONVOLVE_CAPS));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_GPU_CONVOLVE_CAPS));
+
+static void gst_gpu_convolve_preset_init (GstPresetInterface * iface);
+
+#define gst_gpu_convolve_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstGpuConvolve, gst_gpu_convolve,
+    GST_TYPE_BASE_TRANSFORM,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_PRESET, gst_gpu_convolve_preset_init);
+    GST_DEBUG_CATEGORY_INIT (gst_gpu_convolve_debug, "gpuconvolve", 0,
+        "gpuconvolve element"));
+GST_ELEMENT_REGISTER_DEFINE (gpuconvolve, "gpuconvolve", GST_RANK_NONE,
+    GST_TYPE_GPU_CONVOLVE);
+
+/* --- properties ---------------------------------------------------------- */
+
+static GParamSpec *
+float_array_pspec (const gchar * name, const gchar * nick, const gchar * blurb)
+{
+  return gst_param_spec_array (name, nick, blurb,
+      g_param_spec_float ("coefficient", "Coefficient", "A coefficient",
+          -G_MAXFLOAT, G_MAXFLOAT, 0.0f,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+}
+
+/* The values of an array property as floats (numbers of any type). */
+static GArray *
+floats_from_value (const GValue * value)
+{
+  guint n = gst_value_array_get_size (value);
+  GArray *a = g_array_sized_new (FALSE, FALSE, sizeof (gfloat), n);
+
+  for (guint i = 0; i < n; i++) {
+    GValue d = G_VALUE_INIT;
+    gfloat f = NAN;
+    g_value_init (&d, G_TYPE_DOUBLE);
+    if (g_value_transform (gst_value_array_get_value (value, i), &d))
+      f = (gfloat) g_value_get_double (&d);
+    g_value_unset (&d);
+    g_array_append_val (a, f);  /* NaN for non-numbers: rejected later */
+  }
+  return a;
+}
+
+static void
+value_from_floats (GValue * value, const GArray * a)
+{
+  for (guint i = 0; i < a->len; i++) {
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, G_TYPE_FLOAT);
+    g_value_set_float (&v, g_array_index (a, gfloat, i));
+    gst_value_array_append_and_take_value (value, &v);
+  }
+}
+
+/* The arrays in the description point into the element's GArrays. */
+static void
+sync_desc_arrays (GstGpuConvolve * self)
+{
+  self->desc.kernel = (const gfloat *) self->kernel->data;
+  self->desc.n_kernel = self->kernel->len;
+  self->desc.row_kernel = (const gfloat *) self->row_kernel->data;
+  self->desc.n_row_kernel = self->row_kernel->len;
+  self->desc.column_kernel = (const gfloat *) self->column_kernel->data;
+  self->desc.n_column_kernel = self->column_kernel->len;
+}
+
+static void
+gst_gpu_convolve_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (object);
+  GcvFilterDesc cand;
+  GcvField blame = GCV_FIELD_NONE;
+  GArray *array = NULL, **array_slot = NULL;
+  gboolean filter_setting = TRUE;
+  GError *error = NULL;
+
+  GST_OBJECT_LOCK (self);
+  cand = self->desc;
+  switch (prop_id) {
+    case PROP_KERNEL:
+    case PROP_ROW_KERNEL:
+    case PROP_COLUMN_KERNEL:
+      array = floats_from_value (value);
+      if (prop_id == PROP_KERNEL) {
+        cand.kernel = (const gfloat *) array->data;
+        cand.n_kernel = array->len;
+        blame = GCV_FIELD_KERNEL;
+        array_slot = &self->kernel;
+      } else if (prop_id == PROP_ROW_KERNEL) {
+        cand.row_kernel = (const gfloat *) array->data;
+        cand.n_row_kernel = array->len;
+        blame = GCV_FIELD_ROW_KERNEL;
+        array_slot = &self->row_kernel;
+      } else {
+        cand.column_kernel = (const gfloat *) array->data;
+        cand.n_column_kernel = array->len;
+        blame = GCV_FIELD_COLUMN_KERNEL;
+        array_slot = &self->column_kernel;
+      }
+      break;
+    case PROP_KERNEL_WIDTH:
+      cand.kernel_width = g_value_get_uint (value);
+      break;
+    case PROP_KERNEL_HEIGHT:
+      cand.kernel_height = g_value_get_uint (value);
+      break;
+    case PROP_FILTER:
+      cand.filter = g_value_get_enum (value);
+      break;
+    case PROP_SIZE:
+      cand.size = g_value_get_uint (value);
+      blame = GCV_FIELD_SIZE;
+      break;
+    case PROP_SIGMA:
+      cand.sigma = g_value_get_double (value);
+      blame = GCV_FIELD_SIGMA;
+      break;
+    case PROP_NORMALIZE:
+      cand.normalize = g_value_get_boolean (value);
+      blame = GCV_FIELD_SCALE;  /* 1/sum(K) may overflow */
+      break;
+    case PROP_SCALE:
+      cand.scale = g_value_get_double (value);
+      blame = GCV_FIELD_SCALE;
+      break;
+    case PROP_BIAS:
+      cand.bias = g_value_get_double (value);
+      blame = GCV_FIELD_BIAS;
+      break;
+    case PROP_MODE:
+      cand.convolution = g_value_get_enum (value);
+      break;
+    case PROP_ANCHOR_X:
+      cand.anchor_x = g_value_get_int (value);
+      blame = GCV_FIELD_ANCHOR_X;
+      break;
+    case PROP_ANCHOR_Y:
+      cand.anchor_y = g_value_get_int (value);
+      blame = GCV_FIELD_ANCHOR_Y;
+      break;
+    case PROP_BORDER:
+      cand.border = g_value_get_enum (value);
+      break;
+    case PROP_BORDER_VALUE:
+      cand.border_value = g_value_get_double (value);
+      blame = GCV_FIELD_BORDER_VALUE;
+      break;
+    case PROP_ALPHA:
+      cand.filter_alpha = g_value_get_enum (value);
+      break;
+    case PROP_SEPARABLE:
+      cand.separable = g_value_get_enum (value);
+      blame = GCV_FIELD_SEPARABLE;
+      break;
+    case PROP_ALGORITHM:
+      cand.algorithm = g_value_get_enum (value);
+      blame = GCV_FIELD_ALGORITHM;
+      break;
+    default:
+      filter_setting = FALSE;
+      switch (prop_id) {
+        case PROP_BACKEND:
+          self->backend = g_value_get_enum (value);
+          break;
+        case PROP_CUDA_DEVICE_ID:
+          self->cuda_device_id = g_value_get_int (value);
+          break;
+        case PROP_QUEUE_DEPTH:
+          self->queue_depth = g_value_get_uint (value);
+          break;
+        case PROP_TUNING_FILE:
+          g_free (self->tuning_file);
+          self->tuning_file = g_value_dup_string (value);
+          break;
+        default:
+          G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+          break;
+      }
+      break;
+  }
+
+  /* A value is refused when it makes the settings invalid through a problem
+   * of its own; sizes are always taken, the kernels they check come after. */
+  if (filter_setting && blame != GCV_FIELD_NONE
+      && !gcv_filter_desc_validate (&cand, blame, &error)) {
+    if (array)
+      g_array_unref (array);
+  } else if (filter_setting) {
+    if (array_slot) {
+      g_array_unref (*array_slot);
+      *array_slot = array;
+    }
+    self->desc = cand;
+    sync_desc_arrays (self);
+    self->settings_changed = TRUE;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (error) {
+    GST_WARNING_OBJECT (self, "Ignoring the new %s: %s; keeping the previous "
+        "value", pspec->name, error->message);
+    g_error_free (error);
+  }
+}
+
+static void
+gst_gpu_convolve_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_KERNEL:
+      value_from_floats (value, self->kernel);
+      break;
+    case PROP_ROW_KERNEL:
+      value_from_floats (value, self->row_kernel);
+      break;
+    case PROP_COLUMN_KERNEL:
+      value_from_floats (value, self->column_kernel);
+      break;
+    case PROP_KERNEL_WIDTH:
+      g_value_set_uint (value, self->desc.kernel_width);
+      break;
+    case PROP_KERNEL_HEIGHT:
+      g_value_set_uint (value, self->desc.kernel_height);
+      break;
+    case PROP_FILTER:
+      g_value_set_enum (value, self->desc.filter);
+      break;
+    case PROP_SIZE:
+      g_value_set_uint (value, self->desc.size);
+      break;
+    case PROP_SIGMA:
+      g_value_set_double (value, self->desc.sigma);
+      break;
+    case PROP_NORMALIZE:
+      g_value_set_boolean (value, self->desc.normalize);
+      break;
+    case PROP_SCALE:
+      g_value_set_double (value, self->desc.scale);
+      break;
+    case PROP_BIAS:
+      g_value_set_double (value, self->desc.bias);
+      break;
+    case PROP_MODE:
+      g_value_set_enum (value, self->desc.convolution);
+      break;
+    case PROP_ANCHOR_X:
+      g_value_set_int (value, self->desc.anchor_x);
+      break;
+    case PROP_ANCHOR_Y:
+      g_value_set_int (value, self->desc.anchor_y);
+      break;
+    case PROP_BORDER:
+      g_value_set_enum (value, self->desc.border);
+      break;
+    case PROP_BORDER_VALUE:
+      g_value_set_double (value, self->desc.border_value);
+      break;
+    case PROP_ALPHA:
+      g_value_set_enum (value, self->desc.filter_alpha);
+      break;
+    case PROP_SEPARABLE:
+      g_value_set_enum (value, self->desc.separable);
+      break;
+    case PROP_ALGORITHM:
+      g_value_set_enum (value, self->desc.algorithm);
+      break;
+    case PROP_ACTIVE_ALGORITHM:
+      g_value_set_string (value, self->active_algorithm);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, self->backend);
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      g_value_set_int (value, self->cuda_device_id);
+      break;
+    case PROP_QUEUE_DEPTH:
+      g_value_set_uint (value, self->queue_depth);
+      break;
+    case PROP_TUNING_FILE:
+      g_value_set_string (value, self->tuning_file);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* --- filter and plan ----------------------------------------------------- */
+
+static void
+set_active_algorithm (GstGpuConvolve * self)
+{
+  gchar *desc = NULL;
+  gboolean changed;
+
+  if (self->plan)
+    desc = g_strdup_printf ("%s on %s", gcv_plan_describe (self->plan),
+        gcv_engine_describe (self->engine));
+  GST_OBJECT_LOCK (self);
+  changed = g_strcmp0 (desc, self->active_algorithm) != 0;
+  g_free (self->active_algorithm);
+  self->active_algorithm = desc;
+  GST_OBJECT_UNLOCK (self);
+  if (changed && desc) {
+    GST_INFO_OBJECT (self, "active algorithm: %s", desc);
+    g_object_notify (G_OBJECT (self), "active-algorithm");
+  }
+}
+
+static void
+update_passthrough (GstGpuConvolve * self)
+{
+  gboolean same_format = self->in_info.format == self->out_info.format;
+  gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self),
+      self->filter && self->filter->identity && same_format);
+}
+
+/* Builds the filter from the properties when they changed. Invalid settings
+ * keep the filter in use and say so once on the bus. */
+static gboolean
+refresh_filter (GstGpuConvolve * self, GError ** error)
+{
+  GcvFilter *filter = NULL;
+  GcvAlgorithm algorithm;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (!self->settings_changed && self->filter) {
+    GST_OBJECT_UNLOCK (self);
+    return TRUE;
+  }
+  self->settings_changed = FALSE;
+  filter = gcv_filter_new (&self->desc, &err);
+  algorithm = self->desc.algorithm;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!filter) {
+    if (!self->filter) {
+      g_propagate_error (error, err);
+      return FALSE;
+    }
+    if (!self->warned_invalid)
+      GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
+          ("Invalid filter settings, keeping the previous filter: %s",
+              err->message), (NULL));
+    self->warned_invalid = TRUE;
+    g_error_free (err);
+    return TRUE;
+  }
+  self->warned_invalid = FALSE;
+  if (self->plan && !gcv_plan_set_filter (self->plan, filter, algorithm,
+          error)) {
+    gcv_filter_free (filter);
+    return FALSE;
+  }
+  gcv_filter_free (self->filter);
+  self->filter = filter;
+  if (self->plan) {
+    update_passthrough (self);
+    set_active_algorithm (self);
+  }
+  return TRUE;
+}
+
+/* --- frames in flight ---------------------------------------------------- */
+
+static void
+frame_free (GstGpuConvolveFrame * frame)
+{
+  if (frame->in_map.memory)
+    gst_buffer_unmap (frame->inbuf, &frame->in_map);
+  if (frame->out_map.memory)
+    gst_buffer_unmap (frame->outbuf, &frame->out_map);
+  gst_clear_buffer (&frame->inbuf);
+  gst_clear_buffer (&frame->outbuf);
+  g_free (frame);
+}
+
+/* Waits for the oldest frame and hands back its output buffer. */
+static GstFlowReturn
+finish_oldest (GstGpuConvolve * self, GstBuffer ** outbuf)
+{
+  GstGpuConvolveFrame *frame = g_queue_pop_head (&self->in_flight);
+  GError *error = NULL;
+
+  *outbuf = NULL;
+  if (!gcv_plan_wait (self->plan, frame->slot, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Convolution failed: %s", error->message), (NULL));
+    g_error_free (error);
+    frame_free (frame);
+    return GST_FLOW_ERROR;
+  }
+  *outbuf = g_steal_pointer (&frame->outbuf);
+  gst_buffer_unmap (*outbuf, &frame->out_map);
+  frame->out_map.memory = NULL;
+  frame_free (frame);
+  return GST_FLOW_OK;
+}
+
+/* Pushes every frame in flight downstream, oldest first. */
+static GstFlowReturn
+drain (GstGpuConvolve * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  while (!g_queue_is_empty (&self->in_flight)) {
+    GstBuffer *outbuf;
+    GstFlowReturn r = finish_oldest (self, &outbuf);
+    if (r == GST_FLOW_OK && ret == GST_FLOW_OK)
+      r = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), outbuf);
+    else
+      gst_clear_buffer (&outbuf);
+    if (ret == GST_FLOW_OK)
+      ret = r;
+  }
+  return ret;
+}
+
+/* Drops every frame in flight, once the engine is done with its memory. */
+static void
+discard_in_flight (GstGpuConvolve * self)
+{
+  GstGpuConvolveFrame *frame;
+
+  while ((frame = g_queue_pop_head (&self->in_flight))) {
+    if (self->plan)
+      gcv_plan_wait (self->plan, frame->slot, NULL);
+    frame_free (frame);
+  }
+}
+
+/* The input frame's layout: GstVideoMeta when there is one. Checks that the
+ * buffer holds the whole frame. */
+static gboolean
+input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
+    GcvImage * img)
+{
+  const GstGpuConvolveInfo *info = &self->in_info;
+  GstVideoMeta *meta = gst_buffer_get_video_meta (inbuf);
+  gsize row = (gsize) info->width * gcv_format_pixel_size (info->format);
+  gsize offset = meta ? meta->offset[0] : 0;
+  gint stride = meta ? meta->stride[0] : (gint) info->stride;
+  gsize need;
+
+  if (stride < 0 || (gsize) stride < row) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Input stride %d is smaller than a row of %" G_GSIZE_FORMAT
+            " bytes of %ux%u %s", stride, row, info->width, info->height,
+            gcv_format_name (info->format)), (NULL));
+    return FALSE;
+  }
+  need = offset + gcv_frame_size (info->format, info->width, info->height,
+      stride);
+  if (map->size < need) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Input buffer of %" G_GSIZE_FORMAT " bytes is smaller than a %ux%u "
+            "%s frame (%" G_GSIZE_FORMAT " bytes)", map->size, info->width,
+            info->height, gcv_format_name (info->format), need), (NULL));
+    return FALSE;
+  }
+  img->data = map->data + offset;
+  img->stride = stride;
+  img->on_device = FALSE;
+  return TRUE;
+}
+
+static GstFlowReturn
+submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
+{
+  GstBaseTransformClass *klass = GST_BASE_TRANSFORM_CLASS (parent_class);
+  GstGpuConvolveFrame *frame = g_new0 (GstGpuConvolveFrame, 1);
+  GcvImage src, dst;
+  GError *error = NULL;
+  GstFlowReturn ret;
+
+  frame->inbuf = inbuf;
+  ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
+      &frame->outbuf);
+  if (ret != GST_FLOW_OK || !frame->outbuf)
+    goto fail;
+  if (!gst_buffer_map (inbuf, &frame->in_map, GST_MAP_READ)
+      || !gst_buffer_map (frame->outbuf, &frame->out_map, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer"),
+        (NULL));
+    ret = GST_FLOW_ERROR;
+    goto fail;
+  }
+  if (!input_image (self, inbuf, &frame->in_map, &src)) {
+    ret = GST_FLOW_ERROR;
+    goto fail;
+  }
+  if (frame->out_map.size < self->out_info.size) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Output buffer of %" G_GSIZE_FORMAT " bytes is smaller than a frame "
+            "(%" G_GSIZE_FORMAT " bytes)", frame->out_map.size,
+            self->out_info.size), (NULL));
+    ret = GST_FLOW_ERROR;
+    goto fail;
+  }
+  dst.data = frame->out_map.data;
+  dst.stride = self->out_info.stride;
+  dst.on_device = FALSE;
+
+  frame->slot = self->next_slot;
+  if (!gcv_plan_submit (self->plan, frame->slot, &src, &dst, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Convolution failed: %s", error->message), (NULL));
+    g_error_free (error);
+    ret = GST_FLOW_ERROR;
+    goto fail;
+  }
+  self->next_slot = (self->next_slot + 1) % self->depth;
+  g_queue_push_tail (&self->in_flight, frame);
+  return GST_FLOW_OK;
+
+fail:
+  frame_free (frame);
+  return ret;
+}
+
+/* One output per call. An input is taken only when a slot is free; a frame
+ * comes out once `depth` frames are in flight, so up to `depth` overlap. */
+static GstFlowReturn
+gst_gpu_convolve_generate_output (GstBaseTransform * trans,
+    GstBuffer ** outbuf)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstFlowReturn ret;
+
+  *outbuf = NULL;
+  if (gst_base_transform_is_passthrough (trans)) {
+    /* frames from before passthrough go first */
+    if (!g_queue_is_empty (&self->in_flight))
+      return finish_oldest (self, outbuf);
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
+        outbuf);
+  }
+  if (!trans->queued_buf)
+    return GST_FLOW_OK;
+  if (!self->plan) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps were negotiated"),
+        (NULL));
+    gst_clear_buffer (&trans->queued_buf);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (g_queue_get_length (&self->in_flight) >= self->depth)
+    return finish_oldest (self, outbuf);        /* called again for the input */
+
+  ret = submit_frame (self, g_steal_pointer (&trans->queued_buf));
+  if (ret == GST_FLOW_OK
+      && g_queue_get_length (&self->in_flight) >= self->depth)
+    ret = finish_oldest (self, outbuf);
+  return ret;
+}
+
+/* --- GstBaseTransform ---------------------------------------------------- */
+
+static gboolean
+gst_gpu_convolve_start (GstBaseTransform * trans)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GcvBackendKind backend;
+  gint device_id;
+  guint queue_depth;
+  GError *error = NULL;
+
+  GST_OBJECT_LOCK (self);
+  backend = self->backend;
+  device_id = self->cuda_device_id;
+  queue_depth = self->queue_depth;
+  self->settings_changed = TRUE;
+  GST_OBJECT_UNLOCK (self);
+
+  g_clear_pointer (&self->filter, gcv_filter_free);
+  if (!refresh_filter (self, &error)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid filter settings: %s", error->message), (NULL));
+    g_error_free (error);
+    return FALSE;
+  }
+
+  if (backend == GCV_BACKEND_AUTO
+      && !gcv_backend_available (GCV_BACKEND_CUDA, device_id, &error)) {
+    if (!self->warned_fallback)
+      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+          ("No usable CUDA device, filtering on the CPU"), ("%s",
+              error->message));
+    self->warned_fallback = TRUE;
+    g_clear_error (&error);
+    backend = GCV_BACKEND_CPU;
+  }
+  self->engine = gcv_engine_new (backend, device_id, &error);
+  if (!self->engine) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No usable CUDA device for backend=cuda: %s", error->message),
+        (NULL));
+    g_error_free (error);
+    return FALSE;
+  }
+  /* The CPU engine finishes each frame before the next, so one suffices. */
+  self->depth = gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA ?
+      queue_depth : 1;
+  self->next_slot = 0;
+  GST_INFO_OBJECT (self, "running on %s, %u frame(s) in flight",
+      gcv_engine_describe (self->engine), self->depth);
+  return TRUE;
+}
+
+static gboolean
+gst_gpu_convolve_stop (GstBaseTransform * trans)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+
+  discard_in_flight (self);
+  g_clear_pointer (&self->plan, gcv_plan_free);
+  g_clear_pointer (&self->engine, gcv_engine_free);
+  g_clear_pointer (&self->filter, gcv_filter_free);
+  set_active_algorithm (self);
+  return TRUE;
+}
+
+static GstCaps *
+gst_gpu_convolve_transform_caps (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, GstCaps * filter)
+{
+  GstCaps *res = gst_gpu_convolve_caps_transform (caps, filter);
+  GST_DEBUG_OBJECT (trans, "%" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, caps,
+      res);
+  return res;
+}
+
+static gboolean
+gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstGpuConvolveInfo in, out;
+  GcvGeometry geometry;
+  GError *error = NULL;
+
+  if (!gst_gpu_convolve_info_from_caps (&in, incaps)
+      || !gst_gpu_convolve_info_from_caps (&out, outcaps)) {
+    GST_ERROR_OBJECT (self, "cannot use caps %" GST_PTR_FORMAT " -> %"
+        GST_PTR_FORMAT, incaps, outcaps);
+    return FALSE;
+  }
+  if (self->plan && in.format == self->in_info.format
+      && out.format == self->out_info.format && in.width == self->in_info.width
+      && in.height == self->in_info.height) {
+    self->in_info = in;
+    self->out_info = out;
+    return TRUE;
+  }
+
+  /* frames accepted under the old caps go out first */
+  if (drain (self) != GST_FLOW_OK)
+    GST_WARNING_OBJECT (self, "could not push frames in flight");
+  if (!self->engine || !refresh_filter (self, &error)) {
+    if (error)
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("Invalid filter settings: %s", error->message), (NULL));
+    g_clear_error (&error);
+    return FALSE;
+  }
+  g_clear_pointer (&self->plan, gcv_plan_free);
+  geometry.in_format = in.format;
+  geometry.out_format = out.format;
+  geometry.width = in.width;
+  geometry.height = in.height;
+  GST_OBJECT_LOCK (self);
+  GcvAlgorithm algorithm = self->desc.algorithm;
+  GST_OBJECT_UNLOCK (self);
+  self->plan = gcv_plan_new (self->engine, &geometry, self->filter, algorithm,
+      self->depth, &error);
+  if (!self->plan) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not set up filtering of %ux%u %s: %s", in.width, in.height,
+            gcv_format_name (in.format), error->message), (NULL));
+    g_error_free (error);
+    return FALSE;
+  }
+  self->in_info = in;
+  self->out_info = out;
+  self->next_slot = 0;
+  update_passthrough (self);
+  set_active_algorithm (self);
+  return TRUE;
+}
+
+static gboolean
+gst_gpu_convolve_transform_size (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, gsize size, GstCaps * othercaps,
+    gsize * othersize)
+{
+  GstGpuConvolveInfo info;
+
+  if (!gst_gpu_convolve_info_from_caps (&info, othercaps))
+    return FALSE;
+  *othersize = info.size;
+  return TRUE;
+}
+
+static gboolean
+gst_gpu_convolve_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
+    gsize * size)
+{
+  GstGpuConvolveInfo info;
+
+  if (!gst_gpu_convolve_info_from_caps (&info, caps))
+    return FALSE;
+  *size = info.size;
+  return TRUE;
+}
+
+static gboolean
+gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
+    GstQuery * decide_query, GstQuery * query)
+{
+  /* upstream may send any stride through GstVideoMeta */
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
+      decide_query, query);
+}
+
+static gboolean
+gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
+    GstQuery * query)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstCaps *caps;
+  GstGpuConvolveInfo info;
+  GstBufferPool *pool;
+  GstStructure *config;
+  guint min = 0, max = 0;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!caps || !gst_gpu_convolve_info_from_caps (&info, caps))
+    return FALSE;
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, &max);
+  /* our own pool: frames in flight hold buffers too */
+  min = MAX (min, self->depth + 1);
+  if (max && max < min)
+    max = min;
+  pool = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, info.size, min, max);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, info.size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, info.size, min, max);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+static void
+gst_gpu_convolve_before_transform (GstBaseTransform * trans,
+    GstBuffer * buffer)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstClockTime ts = gst_segment_to_stream_time (&trans->segment,
+      GST_FORMAT_TIME, GST_BUFFER_TIMESTAMP (buffer));
+  GError *error = NULL;
+
+  /* controlled properties take their value for this buffer's time */
+  if (GST_CLOCK_TIME_IS_VALID (ts))
+    gst_object_sync_values (GST_OBJECT (self), ts);
+  if (!refresh_filter (self, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not apply the new filter: %s", error->message), (NULL));
+    g_error_free (error);
+  }
+}
+
+static gboolean
+gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_STOP:
+      discard_in_flight (self);
+      self->next_slot = 0;
+      break;
+    default:
+      /* keep serialized events behind the frames accepted before them */
+      if (GST_EVENT_IS_SERIALIZED (event))
+        drain (self);
+      break;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
+static gboolean
+gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
+    GstQuery * query)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  gboolean res;
+
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
+    drain (self);
+  res = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+      query);
+  if (res && direction == GST_PAD_SRC
+      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    /* a frame leaves once depth-1 later frames went in */
+    gboolean live;
+    GstClockTime min, max, extra = 0;
+    gst_query_parse_latency (query, &live, &min, &max);
+    if (self->depth > 1 && self->in_info.fps_n > 0)
+      extra = gst_util_uint64_scale_int ((self->depth - 1) * GST_SECOND,
+          self->in_info.fps_d, self->in_info.fps_n);
+    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
+        GST_TIME_ARGS (extra));
+    gst_query_set_latency (query, live, min + extra,
+        GST_CLOCK_TIME_IS_VALID (max) ? max + extra : max);
+  }
+  return res;
+}
+
+/* --- GstPreset ----------------------------------------------------------- */
+
+static gchar **
+gst_gpu_convolve_get_preset_property_names (GstPreset * preset)
+{
+  return g_strdupv ((gchar **) preset_properties);
+}
+
+static void
+gst_gpu_convolve_preset_init (GstPresetInterface * iface)
+{
+  iface->get_property_names = gst_gpu_convolve_get_preset_property_names;
+}
+
+/* --- GObject ------------------------------------------------------------- */
+
+static void
+gst_gpu_convolve_finalize (GObject * object)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (object);
+
+  g_array_unref (self->kernel);
+  g_array_unref (self->row_kernel);
+  g_array_unref (self->column_kernel);
+  g_free (self->tuning_file);
+  g_free (self->active_algorithm);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_gpu_convolve_init (GstGpuConvolve * self)
+{
+  gcv_filter_desc_init (&self->desc);
+  self->kernel = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  self->row_kernel = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  self->column_kernel = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  sync_desc_arrays (self);
+  self->backend = GCV_BACKEND_AUTO;
+  self->cuda_device_id = -1;
+  self->queue_depth = DEFAULT_QUEUE_DEPTH;
+  self->settings_changed = TRUE;
+  self->depth = 1;
+  g_queue_init (&self->in_flight);
+}
+
+static void
+gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags live = rw | GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags controllable = live | GST_PARAM_CONTROLLABLE;
+  const GParamFlags ready = rw | GST_PARAM_MUTABLE_READY;
+
+  gobject_class->set_property = gst_gpu_convolve_set_property;
+  gobject_class->get_property = gst_gpu_convolve_get_property;
+  gobject_class->finalize = gst_gpu_convolve_finalize;
+
+  /**
+   * GstGpuConvolve:kernel:
+   *
+   * The kernel K, row-major, kernel-width x kernel-height values. Set
+   * kernel-width and kernel-height first. Empty (the default) is the
+   * identity. Used when filter=custom and no row-kernel/column-kernel pair
+   * is set.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_KERNEL,
+      float_array_pspec ("kernel", "Kernel",
+          "Row-major kernel of kernel-width x kernel-height coefficients "
+          "(set the sizes first); empty is the identity"));
+  /**
+   * GstGpuConvolve:kernel-width:
+   *
+   * Width of the custom kernel.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_KERNEL_WIDTH,
+      g_param_spec_uint ("kernel-width", "Kernel width",
+          "Width of kernel and the length of row-kernel", 1,
+          GCV_MAX_KERNEL_SIZE, 3, live));
+  /**
+   * GstGpuConvolve:kernel-height:
+   *
+   * Height of the custom kernel.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_KERNEL_HEIGHT,
+      g_param_spec_uint ("kernel-height", "Kernel height",
+          "Height of kernel and the length of column-kernel", 1,
+          GCV_MAX_KERNEL_SIZE, 3, live));
+  /**
+   * GstGpuConvolve:row-kernel:
+   *
+   * Horizontal factor of a separable kernel, kernel-width values. With
+   * column-kernel, K[j][i] = column[j] * row[i]; the pair takes precedence
+   * over kernel.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ROW_KERNEL,
+      float_array_pspec ("row-kernel", "Row kernel",
+          "Horizontal factor of a separable kernel (kernel-width values)"));
+  /**
+   * GstGpuConvolve:column-kernel:
+   *
+   * Vertical factor of a separable kernel, kernel-height values.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_COLUMN_KERNEL,
+      float_array_pspec ("column-kernel", "Column kernel",
+          "Vertical factor of a separable kernel (kernel-height values)"));
+  /**
+   * GstGpuConvolve:filter:
+   *
+   * A built-in kernel made from size and sigma, or custom for the kernel
+   * properties. docs/filters.md defines each.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_FILTER,
+      g_param_spec_enum ("filter", "Filter",
+          "Built-in kernel from size and sigma, or custom for the kernel "
+          "properties", GST_TYPE_GPU_CONVOLVE_FILTER, GCV_BUILTIN_CUSTOM,
+          live));
+  /**
+   * GstGpuConvolve:size:
+   *
+   * Size of the built-in filters (scharr is always 3x3).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_SIZE,
+      g_param_spec_uint ("size", "Size", "Size of the built-in filters", 1,
+          GCV_MAX_KERNEL_SIZE, 5, live));
+  /**
+   * GstGpuConvolve:sigma:
+   *
+   * Width of the gaussian, sharpen, log and dog filters, in pixels.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_SIGMA,
+      g_param_spec_double ("sigma", "Sigma",
+          "Standard deviation of gaussian, sharpen, log and dog, in pixels",
+          0.001, 1000.0, 1.0, controllable));
+  /**
+   * GstGpuConvolve:normalize:
+   *
+   * Divide the kernel by its sum (when the sum is not zero), on top of scale.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_NORMALIZE,
+      g_param_spec_boolean ("normalize", "Normalize",
+          "Divide the kernel by its sum when that is not 0 (then times scale)",
+          FALSE, live));
+  /**
+   * GstGpuConvolve:scale:
+   *
+   * Factor applied to the sum of products.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_SCALE,
+      g_param_spec_double ("scale", "Scale",
+          "out = bias + scale * sum(K * in)", -G_MAXDOUBLE, G_MAXDOUBLE, 1.0,
+          controllable));
+  /**
+   * GstGpuConvolve:bias:
+   *
+   * Added to every output sample, in input units.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BIAS,
+      g_param_spec_double ("bias", "Bias",
+          "Added to every output sample, in input units", -G_MAXDOUBLE,
+          G_MAXDOUBLE, 0.0, controllable));
+  /**
+   * GstGpuConvolve:mode:
+   *
+   * Correlation (OpenCV filter2D) or convolution (K flipped in both axes,
+   * anchor mirrored).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MODE,
+      g_param_spec_enum ("mode", "Mode",
+          "Correlation, or convolution with the kernel flipped",
+          GST_TYPE_GPU_CONVOLVE_MODE, FALSE, live));
+  /**
+   * GstGpuConvolve:anchor-x:
+   *
+   * Column of K over the output pixel; -1 is (kernel-width - 1) / 2.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ANCHOR_X,
+      g_param_spec_int ("anchor-x", "Anchor x",
+          "Kernel column over the output pixel, -1 = centre", -1,
+          GCV_MAX_KERNEL_SIZE - 1, -1, live));
+  /**
+   * GstGpuConvolve:anchor-y:
+   *
+   * Row of K over the output pixel; -1 is (kernel-height - 1) / 2.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ANCHOR_Y,
+      g_param_spec_int ("anchor-y", "Anchor y",
+          "Kernel row over the output pixel, -1 = centre", -1,
+          GCV_MAX_KERNEL_SIZE - 1, -1, live));
+  /**
+   * GstGpuConvolve:border:
+   *
+   * What is read outside the frame (OpenCV names; scipy's nearest and
+   * mirror are aliases).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BORDER,
+      g_param_spec_enum ("border", "Border", "What is read outside the frame",
+          GST_TYPE_GPU_CONVOLVE_BORDER, GCV_BORDER_REPLICATE, live));
+  /**
+   * GstGpuConvolve:border-value:
+   *
+   * The samples outside the frame for border=constant, in input units
+   * (0..255 for 8-bit formats).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BORDER_VALUE,
+      g_param_spec_double ("border-value", "Border value",
+          "Value outside the frame for border=constant, in input units",
+          -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, controllable));
+  /**
+   * GstGpuConvolve:alpha:
+   *
+   * Copy the 4th byte of RGBA-family pixels, or filter it like a colour.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ALPHA,
+      g_param_spec_enum ("alpha", "Alpha",
+          "Copy alpha (and x) unchanged, or filter it like a colour channel",
+          GST_TYPE_GPU_CONVOLVE_ALPHA, FALSE, live));
+  /**
+   * GstGpuConvolve:separable:
+   *
+   * Whether rank-1 kernels use the separable path; always refuses kernels
+   * that are not rank 1.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_SEPARABLE,
+      g_param_spec_enum ("separable", "Separable",
+          "Use a separable path when the kernel is rank 1",
+          GST_TYPE_GPU_CONVOLVE_SEPARABLE, GCV_SEPARABLE_AUTO, live));
+  /**
+   * GstGpuConvolve:algorithm:
+   *
+   * Forces a kernel family; auto lets the dispatcher choose. On the CPU
+   * backend the CUDA-only families run the CPU's best path.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ALGORITHM,
+      g_param_spec_enum ("algorithm", "Algorithm",
+          "Kernel family to use, auto = tuned dispatcher",
+          GST_TYPE_GPU_CONVOLVE_ALGORITHM, GCV_ALGORITHM_AUTO, live));
+  /**
+   * GstGpuConvolve:active-algorithm:
+   *
+   * What runs for the current caps: family, parameters and backend.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_ACTIVE_ALGORITHM,
+      g_param_spec_string ("active-algorithm", "Active algorithm",
+          "Family and parameters chosen for the current frame size", NULL,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstGpuConvolve:backend:
+   *
+   * auto: CUDA when a device is usable, else the CPU with a warning.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend",
+          "Where to filter: auto = CUDA when usable, else CPU",
+          GST_TYPE_GPU_CONVOLVE_BACKEND, GCV_BACKEND_AUTO, ready));
+  /**
+   * GstGpuConvolve:cuda-device-id:
+   *
+   * The CUDA device to use; -1 is the first usable one.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int ("cuda-device-id", "CUDA device id",
+          "CUDA device to use, -1 = first usable", -1, G_MAXINT, -1, ready));
+  /**
+   * GstGpuConvolve:queue-depth:
+   *
+   * Frames on the GPU at once; 1 is synchronous. Adds queue-depth - 1
+   * frames of latency.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_QUEUE_DEPTH,
+      g_param_spec_uint ("queue-depth", "Queue depth",
+          "Frames in flight on the GPU (1 = synchronous)", 1, MAX_QUEUE_DEPTH,
+          DEFAULT_QUEUE_DEPTH, ready));
+  /**
+   * GstGpuConvolve:tuning-file:
+   *
+   * Dispatcher table to use instead of the cached or shipped one.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_TUNING_FILE,
+      g_param_spec_string ("tuning-file", "Tuning file",
+          "Dispatcher table to use instead of the cached or shipped one",
+          NULL, ready));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "GPU convolution filter", "Filter/Effect/Video/Hardware",
+      "Convolves video frames with a 2D or separable kernel on NVIDIA GPUs "
+      "(CPU fallback)", "gpuconvolve developers");
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_gpu_convolve_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_gpu_convolve_stop);
+  trans_class->transform_caps =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_transform_caps);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_gpu_convolve_set_caps);
+  trans_class->transform_size =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_transform_size);
+  trans_class->get_unit_size =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_get_unit_size);
+  trans_class->propose_allocation =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_propose_allocation);
+  trans_class->decide_allocation =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_decide_allocation);
+  trans_class->before_transform =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_before_transform);
+  trans_class->generate_output =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_gpu_convolve_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR (gst_gpu_convolve_query);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_FILTER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_BORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_ALPHA, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_SEPARABLE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_ALGORITHM, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_BACKEND, 0);
+}

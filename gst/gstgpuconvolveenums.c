@@ -1,0 +1,71 @@
+/* GEnum types of gpuconvolve's properties. The values are the engine's, so
+ * the element passes them through unchanged. */
+#include "gstgpuconvolveenums.h"
+#include "gcv.h"
+
+#define DEFINE_ENUM(func, name, ...)                                    \
+GType                                                                   \
+func (void)                                                             \
+{                                                                       \
+  static GType type = 0;                                                \
+  static const GEnumValue values[] = { __VA_ARGS__, {0, NULL, NULL} };  \
+  if (g_once_init_enter (&type)) {                                      \
+    GType t = g_enum_register_static (name, values);                    \
+    g_once_init_leave (&type, t);                                       \
+  }                                                                     \
+  return type;                                                          \
+}
+
+DEFINE_ENUM (gst_gpu_convolve_filter_get_type, "GstGpuConvolveFilter",
+    {GCV_BUILTIN_CUSTOM, "The kernel properties", "custom"},
+    {GCV_BUILTIN_BOX, "Box (mean) of size x size", "box"},
+    {GCV_BUILTIN_GAUSSIAN, "Gaussian of size x size and sigma", "gaussian"},
+    {GCV_BUILTIN_SHARPEN, "Unsharp mask: 2*identity - gaussian", "sharpen"},
+    {GCV_BUILTIN_LAPLACIAN, "Laplacian (size >= 3)", "laplacian"},
+    {GCV_BUILTIN_SOBEL_X, "Sobel derivative in x (size >= 3)", "sobel-x"},
+    {GCV_BUILTIN_SOBEL_Y, "Sobel derivative in y (size >= 3)", "sobel-y"},
+    {GCV_BUILTIN_SCHARR_X, "Scharr derivative in x (3x3)", "scharr-x"},
+    {GCV_BUILTIN_SCHARR_Y, "Scharr derivative in y (3x3)", "scharr-y"},
+    {GCV_BUILTIN_EMBOSS, "Emboss, light from the top left", "emboss"},
+    {GCV_BUILTIN_LOG, "Laplacian of Gaussian, zero sum", "log"},
+    {GCV_BUILTIN_DOG, "Difference of Gaussians sigma and 1.6 sigma", "dog"});
+
+DEFINE_ENUM (gst_gpu_convolve_mode_get_type, "GstGpuConvolveMode",
+    {FALSE, "Correlation, as OpenCV filter2D", "correlation"},
+    {TRUE, "Convolution: the kernel flipped in both axes", "convolution"});
+
+/* OpenCV names, with scipy.ndimage names as aliases */
+DEFINE_ENUM (gst_gpu_convolve_border_get_type, "GstGpuConvolveBorder",
+    {GCV_BORDER_CONSTANT, "border-value outside: v v v | a b c d", "constant"},
+    {GCV_BORDER_REPLICATE, "Edge repeated: a a a | a b c d", "replicate"},
+    {GCV_BORDER_REPLICATE, "Alias of replicate (scipy)", "nearest"},
+    {GCV_BORDER_REFLECT, "Mirrored with the edge: c b a | a b c d",
+        "reflect"},
+    {GCV_BORDER_REFLECT101, "Mirrored about the edge: d c b | a b c d",
+        "reflect101"},
+    {GCV_BORDER_REFLECT101, "Alias of reflect101 (scipy)", "mirror"},
+    {GCV_BORDER_WRAP, "Periodic: b c d | a b c d", "wrap"});
+
+DEFINE_ENUM (gst_gpu_convolve_alpha_get_type, "GstGpuConvolveAlpha",
+    {FALSE, "Copy alpha (and x) unchanged", "passthrough"},
+    {TRUE, "Filter alpha like a colour channel", "filter"});
+
+DEFINE_ENUM (gst_gpu_convolve_separable_get_type, "GstGpuConvolveSeparable",
+    {GCV_SEPARABLE_AUTO, "Separable path when the kernel is rank 1", "auto"},
+    {GCV_SEPARABLE_ALWAYS, "Require a separable kernel", "always"},
+    {GCV_SEPARABLE_NEVER, "Always use a 2D path", "never"});
+
+DEFINE_ENUM (gst_gpu_convolve_algorithm_get_type, "GstGpuConvolveAlgorithm",
+    {GCV_ALGORITHM_AUTO, "Chosen by the dispatcher", "auto"},
+    {GCV_ALGORITHM_DIRECT, "Plain direct 2D", "direct"},
+    {GCV_ALGORITHM_TILED, "Shared-memory tiled 2D (CUDA)", "tiled"},
+    {GCV_ALGORITHM_REGISTER, "Register cache with warp shuffle (CUDA)",
+        "register"},
+    {GCV_ALGORITHM_SEPARABLE, "Row and column passes (rank-1 kernels)",
+        "separable"},
+    {GCV_ALGORITHM_FFT, "cuFFT with the border padded in (CUDA)", "fft"});
+
+DEFINE_ENUM (gst_gpu_convolve_backend_get_type, "GstGpuConvolveBackend",
+    {GCV_BACKEND_AUTO, "CUDA when a device is usable, else CPU", "auto"},
+    {GCV_BACKEND_CUDA, "CUDA only", "cuda"},
+    {GCV_BACKEND_CPU, "CPU only", "cpu"});

@@ -1,0 +1,26 @@
+/* GEnum types of gpuconvolve's properties; values are the engine's enums. */
+#ifndef __GST_GPU_CONVOLVE_ENUMS_H__
+#define __GST_GPU_CONVOLVE_ENUMS_H__
+
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_GPU_CONVOLVE_FILTER (gst_gpu_convolve_filter_get_type ())
+GType gst_gpu_convolve_filter_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_MODE (gst_gpu_convolve_mode_get_type ())
+GType gst_gpu_convolve_mode_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_BORDER (gst_gpu_convolve_border_get_type ())
+GType gst_gpu_convolve_border_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_ALPHA (gst_gpu_convolve_alpha_get_type ())
+GType gst_gpu_convolve_alpha_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_SEPARABLE (gst_gpu_convolve_separable_get_type ())
+GType gst_gpu_convolve_separable_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_ALGORITHM (gst_gpu_convolve_algorithm_get_type ())
+GType gst_gpu_convolve_algorithm_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_BACKEND (gst_gpu_convolve_backend_get_type ())
+GType gst_gpu_convolve_backend_get_type (void);
+
+G_END_DECLS
+
+#endif /* __GST_GPU_CONVOLVE_ENUMS_H__ */
