@@ -241,6 +241,39 @@ gcv_plan_get_n_slots (GcvPlan * plan)
   return plan->n_slots;
 }
 
+gpointer
+gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot)
+{
+  const GcvBackend *b = plan->engine->backend;
+  g_return_val_if_fail (slot < plan->n_slots, NULL);
+  return b->get_cuda_stream ? b->get_cuda_stream (plan->state, slot) : NULL;
+}
+
+gboolean
+gcv_plan_get_device_input (GcvPlan * plan, guint slot, GcvImage * img)
+{
+  const GcvBackend *b = plan->engine->backend;
+  g_return_val_if_fail (slot < plan->n_slots, FALSE);
+  return b->get_device_input && b->get_device_input (plan->state, slot, img);
+}
+
+gpointer
+gcv_engine_host_alloc (GcvEngine * engine, gsize size, GError ** error)
+{
+  if (engine->backend->host_alloc)
+    return engine->backend->host_alloc (engine->state, size, error);
+  return g_malloc (size);
+}
+
+void
+gcv_engine_host_free (GcvEngine * engine, gpointer mem)
+{
+  if (engine->backend->host_free)
+    engine->backend->host_free (engine->state, mem);
+  else
+    g_free (mem);
+}
+
 void
 gcv_plan_free (GcvPlan * plan)
 {

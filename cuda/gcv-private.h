@@ -32,6 +32,11 @@ typedef struct {
   gboolean (*wait) (gpointer state, GcvPlan * plan, guint slot,
       GError ** error);
   void (*plan_free) (gpointer state);
+  /* optional: device access, NULL on the CPU backend */
+  gpointer (*get_cuda_stream) (gpointer state, guint slot);
+  gboolean (*get_device_input) (gpointer state, guint slot, GcvImage * img);
+  gpointer (*host_alloc) (gpointer engine, gsize size, GError ** error);
+  void (*host_free) (gpointer engine, gpointer mem);
 } GcvBackend;
 
 extern const GcvBackend gcv_cpu_backend;

@@ -206,6 +206,19 @@ const GcvGeometry *gcv_plan_get_geometry (GcvPlan * plan);
 guint gcv_plan_get_n_slots (GcvPlan * plan);
 void gcv_plan_free (GcvPlan * plan);
 
+/* CUDA backend only; the CPU backend returns NULL / FALSE. */
+/* The cudaStream_t that frames of `slot` run on (for timing with events). */
+gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
+/* The pitched device buffer that holds the input of `slot` (input format).
+ * A frame written there and submitted with src->data equal to img->data and
+ * src->on_device set is used in place, with no copy. */
+gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
+    GcvImage * img);
+/* Page-locked host memory for frames (plain memory on the CPU backend). */
+gpointer gcv_engine_host_alloc (GcvEngine * engine, gsize size,
+    GError ** error);
+void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
+
 /* Bytes a host frame needs with this stride. */
 gsize gcv_frame_size (GcvFormat format, guint width, guint height,
     gsize stride);
