@@ -211,7 +211,8 @@ void gcv_plan_free (GcvPlan * plan);
 gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
 /* The pitched device buffer that holds the input of `slot` (input format).
  * A frame written there and submitted with src->data equal to img->data and
- * src->on_device set is used in place, with no copy. */
+ * src->on_device set is used in place, with no copy. Valid until the plan's
+ * filter changes. */
 gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
     GcvImage * img);
 /* Page-locked host memory for frames (plain memory on the CPU backend). */

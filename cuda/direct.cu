@@ -1,0 +1,50 @@
+/* Family `direct`: one thread per output pixel, input and taps read from
+ * global memory. The plain baseline the other families are checked against. */
+#include "gcv-cuda-common.cuh"
+
+using namespace gcv;
+
+namespace {
+
+template <typename In, int OUT, typename Taps>
+__global__ void
+direct_kernel (GcvCudaConv p, Taps taps)
+{
+  typedef typename AccOf<In>::T Acc;
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  Acc acc;
+
+  if (x >= p.width || y >= p.height)
+    return;
+  zero (acc);
+  for (int j = 0; j < p.kh; j++) {
+    const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
+    for (int i = 0; i < p.kw; i++)
+      fma_acc (acc, taps[j * p.kw + i], to_acc (__ldg (row + i)));
+  }
+  Store<OUT, In>::run (p, x, y, acc, centre_of<In> (p, x, y));
+}
+
+template <typename In, int OUT>
+struct Direct {
+  static cudaError_t launch (const GcvCudaConv & c)
+  {
+    dim3 block (32, 8), grid (div_up (c.width, 32), div_up (c.height, 8));
+    if (c.kw * c.kh <= GCV_CUDA_PARAM_TAPS)
+      direct_kernel<In, OUT> <<<grid, block, 0, c.stream>>> (c,
+          param_taps (c.host_taps, c.kw * c.kh));
+    else
+      direct_kernel<In, OUT> <<<grid, block, 0, c.stream>>> (c,
+          global_taps (c.taps));
+    return cudaGetLastError ();
+  }
+};
+
+}  /* namespace */
+
+extern "C" cudaError_t
+gcv_cuda_direct (const GcvCudaConv * c)
+{
+  return GCV_DISPATCH_FORMATS (Direct, *c, *c);
+}

@@ -1,0 +1,180 @@
+/* Device helpers shared by the kernel families: pixel loads, float/float4
+ * arithmetic, the output epilogue and the ways taps reach a kernel. */
+#ifndef GCV_CUDA_COMMON_CUH
+#define GCV_CUDA_COMMON_CUH
+
+#include "gcv-cuda.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+namespace gcv {
+
+/* The accumulator of an input element: float, or float4 for 4 channels. */
+template <typename In> struct AccOf { typedef float T; };
+template <> struct AccOf<uchar4> { typedef float4 T; };
+template <> struct AccOf<float4> { typedef float4 T; };
+
+__device__ __forceinline__ float to_acc (unsigned char v) { return (float) v; }
+__device__ __forceinline__ float to_acc (float v) { return v; }
+__device__ __forceinline__ float4 to_acc (uchar4 v)
+{
+  return make_float4 (v.x, v.y, v.z, v.w);
+}
+__device__ __forceinline__ float4 to_acc (float4 v) { return v; }
+
+__device__ __forceinline__ void zero (float &a) { a = 0.0f; }
+__device__ __forceinline__ void zero (float4 &a) { a = make_float4 (0, 0, 0, 0); }
+
+/* acc += w * v */
+__device__ __forceinline__ void fma_acc (float &acc, float w, float v)
+{
+  acc = fmaf (w, v, acc);
+}
+__device__ __forceinline__ void fma_acc (float4 &acc, float w, float4 v)
+{
+  acc.x = fmaf (w, v.x, acc.x);
+  acc.y = fmaf (w, v.y, acc.y);
+  acc.z = fmaf (w, v.z, acc.z);
+  acc.w = fmaf (w, v.w, acc.w);
+}
+
+template <typename T>
+__device__ __forceinline__ const T *row_ptr (const void *base, size_t pitch,
+    int y)
+{
+  return (const T *) ((const char *) base + (size_t) y * pitch);
+}
+
+template <typename T>
+__device__ __forceinline__ T *row_ptr (void *base, size_t pitch, int y)
+{
+  return (T *) ((char *) base + (size_t) y * pitch);
+}
+
+__device__ __forceinline__ unsigned char to_u8 (float v)
+{
+  /* saturate, then round to nearest even; NaN becomes 0 */
+  return (unsigned char) __float2int_rn (fminf (fmaxf (v, 0.0f), 255.0f));
+}
+
+__device__ __forceinline__ unsigned char alpha_of (uchar4 v) { return v.w; }
+__device__ __forceinline__ unsigned char alpha_of (float4 v)
+{
+  return to_u8 (v.w);
+}
+__device__ __forceinline__ unsigned char alpha_of (unsigned char v) { return v; }
+__device__ __forceinline__ unsigned char alpha_of (float v) { return to_u8 (v); }
+
+/* Writes one output pixel: (sum + bias) * scale in the output format. The
+ * input pixel under the anchor supplies a copied alpha. */
+template <int OUT, typename In>
+__device__ __forceinline__ void store_scalar (const GcvCudaConv & p, int x,
+    int y, float acc)
+{
+  float v = (acc + p.bias) * p.out_scale;
+  if (OUT == GCV_OUT_U8)
+    row_ptr<unsigned char> (p.dst, p.dst_pitch, y)[x] = to_u8 (v);
+  else
+    row_ptr<float> (p.dst, p.dst_pitch, y)[x] = v;
+}
+
+template <int OUT, typename In>
+__device__ __forceinline__ void store_vec (const GcvCudaConv & p, int x, int y,
+    float4 acc, In centre)
+{
+  uchar4 o;
+  o.x = to_u8 ((acc.x + p.bias) * p.out_scale);
+  o.y = to_u8 ((acc.y + p.bias) * p.out_scale);
+  o.z = to_u8 ((acc.z + p.bias) * p.out_scale);
+  o.w = OUT == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
+      : alpha_of (centre);
+  row_ptr<uchar4> (p.dst, p.dst_pitch, y)[x] = o;
+}
+
+template <int OUT, typename In> struct Store {
+  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
+      int y, float acc, In) { store_scalar<OUT, In> (p, x, y, acc); }
+};
+template <int OUT> struct Store<OUT, uchar4> {
+  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
+      int y, float4 acc, uchar4 c) { store_vec<OUT> (p, x, y, acc, c); }
+};
+template <int OUT> struct Store<OUT, float4> {
+  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
+      int y, float4 acc, float4 c) { store_vec<OUT> (p, x, y, acc, c); }
+};
+
+/* The input pixel under the anchor of output (x, y). */
+template <typename In>
+__device__ __forceinline__ In centre_of (const GcvCudaConv & p, int x, int y)
+{
+  return __ldg (row_ptr<In> (p.src, p.src_pitch, y + p.ay) + x + p.ax);
+}
+
+/* Taps in the constant bank, passed by value with the launch; each launch
+ * carries its own, so frames in flight keep theirs. */
+struct ParamTaps {
+  float v[GCV_CUDA_PARAM_TAPS];
+  __device__ __forceinline__ float operator[] (int i) const { return v[i]; }
+};
+
+/* Taps in device memory, for kernels larger than the constant-bank copy. */
+struct GlobalTaps {
+  const float *v;
+  __device__ __forceinline__ float operator[] (int i) const
+  {
+    return __ldg (v + i);
+  }
+};
+
+static inline ParamTaps
+param_taps (const float *host, int n)
+{
+  ParamTaps t;
+  for (int i = 0; i < n && i < GCV_CUDA_PARAM_TAPS; i++)
+    t.v[i] = host[i];
+  return t;
+}
+
+static inline GlobalTaps
+global_taps (const float *dev)
+{
+  GlobalTaps t;
+  t.v = dev;
+  return t;
+}
+
+static inline unsigned
+div_up (unsigned a, unsigned b)
+{
+  return (a + b - 1) / b;
+}
+
+}  /* namespace gcv */
+
+/* Calls F<In, OUT>::launch (args...) for the combination in `c`. The eight
+ * combinations are every input element with the outputs it can have. */
+#define GCV_DISPATCH_FORMATS(F, c, ...)                                      \
+  ([&] () -> cudaError_t {                                                   \
+    switch ((c).in) {                                                        \
+      case GCV_PIX_U8:                                                       \
+        return (c).out == GCV_OUT_F32 ?                                      \
+            F<unsigned char, GCV_OUT_F32>::launch (__VA_ARGS__) :            \
+            F<unsigned char, GCV_OUT_U8>::launch (__VA_ARGS__);              \
+      case GCV_PIX_F32:                                                      \
+        return (c).out == GCV_OUT_F32 ?                                      \
+            F<float, GCV_OUT_F32>::launch (__VA_ARGS__) :                    \
+            F<float, GCV_OUT_U8>::launch (__VA_ARGS__);                      \
+      case GCV_PIX_U8X4:                                                     \
+        return (c).out == GCV_OUT_U8X4 ?                                     \
+            F<uchar4, GCV_OUT_U8X4>::launch (__VA_ARGS__) :                  \
+            F<uchar4, GCV_OUT_U8X4_KEEP_ALPHA>::launch (__VA_ARGS__);        \
+      default:                                                               \
+        return (c).out == GCV_OUT_U8X4 ?                                     \
+            F<float4, GCV_OUT_U8X4>::launch (__VA_ARGS__) :                  \
+            F<float4, GCV_OUT_U8X4_KEEP_ALPHA>::launch (__VA_ARGS__);        \
+    }                                                                        \
+  } ())
+
+#endif /* GCV_CUDA_COMMON_CUH */

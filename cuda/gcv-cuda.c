@@ -1,0 +1,672 @@
+/* The CUDA backend: device choice, per-slot streams and buffers, uploads and
+ * downloads, and the launch of the chosen kernel family.
+ *
+ * Each slot (a frame in flight) owns a stream, an event and its device
+ * buffers: the padded input frame (the halo made on the device), the
+ * separable intermediate and the output frame. Buffers are sized when the
+ * plan or its filter's halo grows, never per frame. Frames of different slots
+ * overlap: upload, compute and download run on the slot's own stream. */
+#include "gcv-private.h"
+#include "gcv-cuda.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PITCH_ALIGN 256
+
+typedef struct {
+  gint device;
+  GcvCudaDevice props;
+  gchar *description;
+} CudaEngine;
+
+typedef struct {
+  cudaStream_t stream;
+  cudaEvent_t done;
+  void *d_pad, *d_raw, *d_tmp, *d_out;
+  float *d_taps, *h_taps;       /* large kernels: taps in device memory */
+  guint taps_serial;            /* which filter d_taps holds */
+  void *h_in, *h_out;           /* pinned staging for pageable frames */
+  gsize h_in_size, h_out_size;
+  /* where a staged output goes once the frame is done */
+  guint8 *copy_to;
+  gsize copy_stride;
+} Slot;
+
+typedef struct {
+  CudaEngine *engine;
+  GcvPlan *plan;
+  Slot *slots;
+  guint n_slots;
+  /* sizes the slot buffers were made for */
+  gsize pad_pitch, raw_pitch, tmp_pitch, out_pitch;
+  gsize pad_bytes, raw_bytes, tmp_bytes, out_bytes, taps_bytes;
+  /* how frames are filtered, from the filter and geometry */
+  GcvPixel pix;
+  GcvOut out;
+  gfloat out_scale;
+  gboolean unpack;              /* 8-bit frames go through floats */
+  GcvAlgorithm family;
+  int tiled_ty;
+  size_t tiled_smem;
+  guint filter_serial;
+} CudaPlan;
+
+/* --- errors and the failure-injection hook ------------------------------- */
+
+typedef enum { OP_ALLOC, OP_COPY, OP_LAUNCH, OP_OTHER } CudaOp;
+
+/* Tests make one kind of CUDA call fail with GPUCONVOLVE_CUDA_FAIL=alloc,
+ * copy or launch (optionally ":N" to let N such calls pass first). */
+static gboolean
+injected (CudaOp op)
+{
+  static const gchar *const names[] = { "alloc", "copy", "launch" };
+  static gint calls[3];
+  const gchar *spec = g_getenv ("GPUCONVOLVE_CUDA_FAIL");
+  gsize len;
+
+  if (!spec || op == OP_OTHER)
+    return FALSE;
+  len = strlen (names[op]);
+  if (strncmp (spec, names[op], len) != 0 || (spec[len] && spec[len] != ':'))
+    return FALSE;
+  return g_atomic_int_add (&calls[op], 1) >= (spec[len] ? atoi (spec + len +
+          1) : 0);
+}
+
+static gboolean
+check (cudaError_t err, CudaOp op, const gchar * what, GError ** error)
+{
+  if (err == cudaSuccess && injected (op))
+    err = op == OP_ALLOC ? cudaErrorMemoryAllocation :
+        op == OP_LAUNCH ? cudaErrorLaunchFailure : cudaErrorInvalidValue;
+  if (err == cudaSuccess)
+    return TRUE;
+  g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s failed: %s (%s)", what,
+      cudaGetErrorString (err), cudaGetErrorName (err));
+  return FALSE;
+}
+
+#define CHECK(call, op) check ((call), (op), #call, error)
+
+/* --- devices ------------------------------------------------------------- */
+
+/* Kernels are built for sm_80 and newer. */
+static gboolean
+device_usable (gint dev)
+{
+  int major = 0;
+  return cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor,
+      dev) == cudaSuccess && major >= 8;
+}
+
+static gboolean
+find_device (gint wanted, gint * found, GError ** error)
+{
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount (&count);
+
+  if (err != cudaSuccess || count == 0) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE, "no CUDA device: %s",
+        err != cudaSuccess ? cudaGetErrorString (err) : "none found");
+    return FALSE;
+  }
+  if (wanted >= count) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+        "cuda-device-id %d is out of range (%d device%s)", wanted, count,
+        count == 1 ? "" : "s");
+    return FALSE;
+  }
+  for (gint d = wanted < 0 ? 0 : wanted; d < count; d++) {
+    if (device_usable (d)) {
+      *found = d;
+      return TRUE;
+    }
+    if (wanted >= 0)
+      break;
+  }
+  g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+      "no CUDA device of compute capability 8.0 or newer%s",
+      wanted >= 0 ? " with that cuda-device-id" : "");
+  return FALSE;
+}
+
+static gboolean
+cuda_available (gint device_id, GError ** error)
+{
+  gint dev;
+  return find_device (device_id, &dev, error);
+}
+
+static gpointer
+cuda_engine_new (gint device_id, GError ** error)
+{
+  CudaEngine *e;
+  struct cudaDeviceProp prop;
+  gint dev;
+
+  if (!find_device (device_id, &dev, error)
+      || !CHECK (cudaSetDevice (dev), OP_OTHER)
+      || !CHECK (cudaGetDeviceProperties (&prop, dev), OP_OTHER))
+    return NULL;
+  e = g_new0 (CudaEngine, 1);
+  e->device = dev;
+  e->props.sm_count = prop.multiProcessorCount;
+  e->props.smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
+  e->props.regs_per_sm = prop.regsPerMultiprocessor;
+  e->description = g_strdup_printf ("cuda:%d %s", dev, prop.name);
+  return e;
+}
+
+static const gchar *
+cuda_engine_describe (gpointer engine)
+{
+  return ((CudaEngine *) engine)->description;
+}
+
+static void
+cuda_engine_free (gpointer engine)
+{
+  CudaEngine *e = engine;
+  g_free (e->description);
+  g_free (e);
+}
+
+static gpointer
+cuda_host_alloc (gpointer engine, gsize size, GError ** error)
+{
+  void *p = NULL;
+  if (!CHECK (cudaSetDevice (((CudaEngine *) engine)->device), OP_OTHER)
+      || !CHECK (cudaHostAlloc (&p, size, cudaHostAllocPortable), OP_ALLOC))
+    return NULL;
+  return p;
+}
+
+static void
+cuda_host_free (gpointer engine, gpointer mem)
+{
+  if (mem)
+    cudaFreeHost (mem);
+}
+
+/* --- plans --------------------------------------------------------------- */
+
+static gsize
+round_pitch (gsize bytes)
+{
+  return (bytes + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+}
+
+static gboolean
+is_pinned (const void *p)
+{
+  struct cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes (&attr, p) != cudaSuccess) {
+    cudaGetLastError ();        /* clear it: not an error for us */
+    return FALSE;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+/* Formats to kernel element and epilogue. 8-bit input is filtered from its
+ * bytes unless a constant border value is no byte value; then the frame is
+ * unpacked to floats first. */
+static void
+choose_formats (CudaPlan * cp, const GcvPlan * plan)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const GcvFilter *f = plan->filter;
+  gboolean rgba = gcv_format_channels (g->in_format) == 4;
+  gboolean byte_border = f->border != GCV_BORDER_CONSTANT
+      || (f->border_value >= 0.0f && f->border_value <= 255.0f
+      && f->border_value == floorf (f->border_value));
+
+  cp->unpack = g->in_format != GCV_FORMAT_GRAY32F
+      && (!byte_border || g_getenv ("GPUCONVOLVE_CUDA_UNPACK"));
+  if (rgba) {
+    cp->pix = cp->unpack ? GCV_PIX_F32X4 : GCV_PIX_U8X4;
+    cp->out = f->filter_alpha ? GCV_OUT_U8X4 : GCV_OUT_U8X4_KEEP_ALPHA;
+    cp->out_scale = 1.0f;
+  } else {
+    cp->pix = g->in_format == GCV_FORMAT_GRAY8 && !cp->unpack ? GCV_PIX_U8 :
+        GCV_PIX_F32;
+    cp->out = g->out_format == GCV_FORMAT_GRAY8 ? GCV_OUT_U8 : GCV_OUT_F32;
+    cp->out_scale = g->in_format == g->out_format ? 1.0f :
+        g->out_format == GCV_FORMAT_GRAY8 ? 255.0f : 1.0f / 255.0f;
+  }
+}
+
+static void
+slot_free_buffers (Slot * s)
+{
+  /* stream-ordered frees: no device-wide synchronisation */
+  if (s->d_pad)
+    cudaFreeAsync (s->d_pad, s->stream);
+  if (s->d_raw)
+    cudaFreeAsync (s->d_raw, s->stream);
+  if (s->d_tmp)
+    cudaFreeAsync (s->d_tmp, s->stream);
+  if (s->d_out)
+    cudaFreeAsync (s->d_out, s->stream);
+  if (s->d_taps)
+    cudaFreeAsync (s->d_taps, s->stream);
+  s->d_pad = s->d_raw = s->d_tmp = s->d_out = NULL;
+  s->d_taps = NULL;
+  if (s->h_taps)
+    cudaFreeHost (s->h_taps);
+  s->h_taps = NULL;
+}
+
+static gboolean
+alloc_device (void **p, gsize bytes, cudaStream_t stream, GError ** error)
+{
+  *p = NULL;
+  return bytes == 0 || CHECK (cudaMallocAsync (p, bytes, stream), OP_ALLOC);
+}
+
+/* (Re)makes every slot's buffers when the current sizes exceed them. */
+static gboolean
+ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const GcvFilter *f = plan->filter;
+  gsize px = gcv_cuda_pixel_size (cp->pix);
+  gsize pad_pitch = round_pitch ((g->width + f->kw - 1) * px);
+  gsize pad_bytes = pad_pitch * (g->height + f->kh - 1);
+  gsize raw_pitch = round_pitch (g->width * gcv_format_pixel_size (g->in_format));
+  gsize raw_bytes = cp->unpack ? raw_pitch * g->height : 0;
+  gsize tpx = gcv_cuda_separable_tmp_pixel (cp->pix);
+  gsize tmp_pitch = round_pitch (g->width * tpx);
+  gsize tmp_bytes = cp->family == GCV_ALGORITHM_SEPARABLE ?
+      tmp_pitch * (g->height + f->kh - 1) : 0;
+  gsize out_pitch = round_pitch (g->width *
+      gcv_format_pixel_size (g->out_format));
+  gsize out_bytes = out_pitch * g->height;
+  gsize taps_bytes = (gsize) f->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
+      sizeof (gfloat) * f->kw * f->kh : 0;
+
+  if (pad_bytes <= cp->pad_bytes && raw_bytes <= cp->raw_bytes
+      && tmp_bytes <= cp->tmp_bytes && out_bytes <= cp->out_bytes
+      && taps_bytes <= cp->taps_bytes) {
+    /* big enough; pitches follow the new widths of the same frame */
+    cp->pad_pitch = pad_pitch;
+    cp->tmp_pitch = tmp_pitch;
+    return TRUE;
+  }
+  pad_bytes = MAX (pad_bytes, cp->pad_bytes);
+  raw_bytes = MAX (raw_bytes, cp->raw_bytes);
+  tmp_bytes = MAX (tmp_bytes, cp->tmp_bytes);
+  taps_bytes = MAX (taps_bytes, cp->taps_bytes);
+  for (guint i = 0; i < cp->n_slots; i++) {
+    Slot *s = &cp->slots[i];
+    slot_free_buffers (s);
+    if (!alloc_device (&s->d_pad, pad_bytes, s->stream, error)
+        || !alloc_device (&s->d_raw, raw_bytes, s->stream, error)
+        || !alloc_device (&s->d_tmp, tmp_bytes, s->stream, error)
+        || !alloc_device (&s->d_out, out_bytes, s->stream, error)
+        || !alloc_device ((void **) &s->d_taps, taps_bytes, s->stream, error))
+      return FALSE;
+    if (taps_bytes && !CHECK (cudaHostAlloc ((void **) &s->h_taps, taps_bytes,
+                cudaHostAllocDefault), OP_ALLOC))
+      return FALSE;
+    s->taps_serial = 0;
+  }
+  cp->pad_pitch = pad_pitch;
+  cp->raw_pitch = raw_pitch;
+  cp->tmp_pitch = tmp_pitch;
+  cp->out_pitch = out_pitch;
+  cp->pad_bytes = pad_bytes;
+  cp->raw_bytes = raw_bytes;
+  cp->tmp_bytes = tmp_bytes;
+  cp->out_bytes = out_bytes;
+  cp->taps_bytes = taps_bytes;
+  return TRUE;
+}
+
+static GcvCudaConv
+conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
+{
+  const GcvFilter *f = plan->filter;
+  GcvCudaConv c;
+
+  memset (&c, 0, sizeof (c));
+  c.in = cp->pix;
+  c.out = cp->out;
+  c.src = s->d_pad;
+  c.src_pitch = cp->pad_pitch;
+  c.dst = s->d_out;
+  c.dst_pitch = cp->out_pitch;
+  c.width = plan->geometry.width;
+  c.height = plan->geometry.height;
+  c.kw = f->kw;
+  c.kh = f->kh;
+  c.ax = f->ax;
+  c.ay = f->ay;
+  c.bias = f->bias;
+  c.out_scale = cp->out_scale;
+  c.taps = s->d_taps;
+  c.host_taps = f->taps;
+  c.stream = s->stream;
+  return c;
+}
+
+/* The family for the requested algorithm, and its description. */
+static void
+choose_family (CudaPlan * cp, GcvPlan * plan)
+{
+  const GcvFilter *f = plan->filter;
+  GcvAlgorithm req = plan->requested;
+  GcvCudaConv c = conv_args (cp, plan, &cp->slots[0]);
+  const gchar *note = "";
+
+  if (req == GCV_ALGORITHM_REGISTER || req == GCV_ALGORITHM_FFT) {
+    note = " (requested family not built yet)";
+    req = GCV_ALGORITHM_AUTO;
+  }
+  if (req == GCV_ALGORITHM_AUTO)
+    req = f->use_separable ? GCV_ALGORITHM_SEPARABLE : GCV_ALGORITHM_TILED;
+  cp->family = req;
+  if (req == GCV_ALGORITHM_TILED) {
+    cp->tiled_ty = gcv_cuda_tiled_choose (&c, &cp->engine->props,
+        &cp->tiled_smem);
+    if (cp->tiled_ty == 0) {
+      cp->family = GCV_ALGORITHM_DIRECT;
+      note = " (tile too large for shared memory)";
+    }
+  }
+  switch (cp->family) {
+    case GCV_ALGORITHM_TILED:
+      gcv_plan_set_description (plan, cp->family, "block=32x8 ty=%d smem=%zu%s",
+          cp->tiled_ty, cp->tiled_smem, note);
+      break;
+    case GCV_ALGORITHM_SEPARABLE:
+      gcv_plan_set_description (plan, cp->family, "rx=4 cy=8%s", note);
+      break;
+    default:
+      gcv_plan_set_description (plan, cp->family, "block=32x8%s", note);
+      break;
+  }
+}
+
+static gboolean
+cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
+{
+  CudaPlan *cp = state;
+
+  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
+    return FALSE;
+  /* frames in flight hold the slot buffers that may be remade below */
+  for (guint i = 0; i < cp->n_slots; i++)
+    if (!CHECK (cudaEventSynchronize (cp->slots[i].done), OP_OTHER))
+      return FALSE;
+  choose_formats (cp, plan);
+  choose_family (cp, plan);
+  cp->filter_serial++;
+  return ensure_buffers (cp, plan, error);
+}
+
+static void
+cuda_plan_free (gpointer state)
+{
+  CudaPlan *cp = state;
+
+  cudaSetDevice (cp->engine->device);
+  for (guint i = 0; i < cp->n_slots; i++) {
+    Slot *s = &cp->slots[i];
+    if (s->stream) {
+      cudaStreamSynchronize (s->stream);
+      slot_free_buffers (s);
+      cudaStreamSynchronize (s->stream);
+      cudaStreamDestroy (s->stream);
+    }
+    if (s->done)
+      cudaEventDestroy (s->done);
+    if (s->h_in)
+      cudaFreeHost (s->h_in);
+    if (s->h_out)
+      cudaFreeHost (s->h_out);
+  }
+  g_free (cp->slots);
+  g_free (cp);
+}
+
+static gpointer
+cuda_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
+{
+  CudaPlan *cp = g_new0 (CudaPlan, 1);
+
+  cp->engine = engine;
+  cp->plan = plan;
+  cp->n_slots = plan->n_slots;
+  cp->slots = g_new0 (Slot, cp->n_slots);
+  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
+    goto fail;
+  for (guint i = 0; i < cp->n_slots; i++) {
+    Slot *s = &cp->slots[i];
+    if (!CHECK (cudaStreamCreateWithFlags (&s->stream,
+                cudaStreamNonBlocking), OP_OTHER)
+        || !CHECK (cudaEventCreateWithFlags (&s->done,
+                cudaEventDisableTiming | cudaEventBlockingSync), OP_OTHER))
+      goto fail;
+  }
+  if (!cuda_plan_set_filter (cp, plan, error))
+    goto fail;
+  return cp;
+
+fail:
+  cuda_plan_free (cp);
+  return NULL;
+}
+
+/* Host frame rows into pinned staging (when pageable), or as they are. */
+static const void *
+stage_input (Slot * s, const GcvImage * src, gsize row, guint h, gsize * pitch,
+    GError ** error)
+{
+  gsize need = row * h;
+
+  if (is_pinned (src->data)) {
+    *pitch = src->stride;
+    return src->data;
+  }
+  if (s->h_in_size < need) {
+    if (s->h_in)
+      cudaFreeHost (s->h_in);
+    s->h_in = NULL;
+    s->h_in_size = 0;
+    if (!CHECK (cudaHostAlloc (&s->h_in, need, cudaHostAllocDefault),
+            OP_ALLOC))
+      return NULL;
+    s->h_in_size = need;
+  }
+  for (guint y = 0; y < h; y++)
+    memcpy ((guint8 *) s->h_in + y * row,
+        (const guint8 *) src->data + y * src->stride, row);
+  *pitch = row;
+  return s->h_in;
+}
+
+static gboolean
+upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
+    GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const GcvFilter *f = plan->filter;
+  gsize row = (gsize) g->width * gcv_format_pixel_size (g->in_format);
+  guint8 *interior = (guint8 *) s->d_pad + f->ay * cp->pad_pitch
+      + f->ax * gcv_cuda_pixel_size (cp->pix);
+  void *target = cp->unpack ? s->d_raw : interior;
+  gsize target_pitch = cp->unpack ? cp->raw_pitch : cp->pad_pitch;
+
+  if (src->on_device) {
+    if (src->data != target
+        && !CHECK (cudaMemcpy2DAsync (target, target_pitch, src->data,
+                src->stride, row, g->height, cudaMemcpyDeviceToDevice,
+                s->stream), OP_COPY))
+      return FALSE;
+  } else {
+    gsize pitch;
+    const void *host = stage_input (s, src, row, g->height, &pitch, error);
+    if (!host || !CHECK (cudaMemcpy2DAsync (target, target_pitch, host, pitch,
+                row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY))
+      return FALSE;
+  }
+  if (cp->unpack
+      && !CHECK (gcv_cuda_unpack (cp->pix, s->d_raw, cp->raw_pitch, interior,
+              cp->pad_pitch, g->width, g->height, s->stream), OP_LAUNCH))
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+compute (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
+    GError ** error)
+{
+  const GcvFilter *f = plan->filter;
+  GcvCudaConv c = conv_args (cp, plan, s);
+
+  if (dst->on_device) {
+    c.dst = dst->data;
+    c.dst_pitch = dst->stride;
+  }
+  if (s->d_taps && s->taps_serial != cp->filter_serial) {
+    gsize bytes = sizeof (gfloat) * f->kw * f->kh;
+    memcpy (s->h_taps, f->taps, bytes);
+    if (!CHECK (cudaMemcpyAsync (s->d_taps, s->h_taps, bytes,
+                cudaMemcpyHostToDevice, s->stream), OP_COPY))
+      return FALSE;
+    s->taps_serial = cp->filter_serial;
+  }
+  if (!CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
+              c.width, c.height, f->kw, f->kh, f->ax, f->ay, f->border,
+              f->border_value, s->stream), OP_LAUNCH))
+    return FALSE;
+  switch (cp->family) {
+    case GCV_ALGORITHM_TILED:
+      return CHECK (gcv_cuda_tiled (&c, cp->tiled_ty, cp->tiled_smem),
+          OP_LAUNCH);
+    case GCV_ALGORITHM_SEPARABLE:
+      return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
+              cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
+    default:
+      return CHECK (gcv_cuda_direct (&c), OP_LAUNCH);
+  }
+}
+
+static gboolean
+download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
+    GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  gsize row = (gsize) g->width * gcv_format_pixel_size (g->out_format);
+  gsize need = row * g->height;
+
+  s->copy_to = NULL;
+  if (dst->on_device)
+    return TRUE;
+  if (is_pinned (dst->data))
+    return CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, s->d_out,
+            cp->out_pitch, row, g->height, cudaMemcpyDeviceToHost,
+            s->stream), OP_COPY);
+  if (s->h_out_size < need) {
+    if (s->h_out)
+      cudaFreeHost (s->h_out);
+    s->h_out = NULL;
+    s->h_out_size = 0;
+    if (!CHECK (cudaHostAlloc (&s->h_out, need, cudaHostAllocDefault),
+            OP_ALLOC))
+      return FALSE;
+    s->h_out_size = need;
+  }
+  s->copy_to = dst->data;
+  s->copy_stride = dst->stride;
+  return CHECK (cudaMemcpy2DAsync (s->h_out, row, s->d_out, cp->out_pitch,
+          row, g->height, cudaMemcpyDeviceToHost, s->stream), OP_COPY);
+}
+
+static gboolean
+cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
+    const GcvImage * dst, GError ** error)
+{
+  CudaPlan *cp = state;
+  Slot *s = &cp->slots[slot];
+
+  return CHECK (cudaSetDevice (cp->engine->device), OP_OTHER)
+      && upload (cp, plan, s, src, error)
+      && compute (cp, plan, s, dst, error)
+      && download (cp, plan, s, dst, error)
+      && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
+}
+
+static gboolean
+cuda_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
+{
+  CudaPlan *cp = state;
+  Slot *s = &cp->slots[slot];
+  const GcvGeometry *g = &plan->geometry;
+
+  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER)
+      || !CHECK (cudaEventSynchronize (s->done), OP_OTHER))
+    return FALSE;
+  if (s->copy_to) {
+    gsize row = (gsize) g->width * gcv_format_pixel_size (g->out_format);
+    for (guint y = 0; y < g->height; y++)
+      memcpy (s->copy_to + y * s->copy_stride,
+          (const guint8 *) s->h_out + y * row, row);
+    s->copy_to = NULL;
+  }
+  return TRUE;
+}
+
+static gpointer
+cuda_get_stream (gpointer state, guint slot)
+{
+  return ((CudaPlan *) state)->slots[slot].stream;
+}
+
+static gboolean
+cuda_get_device_input (gpointer state, guint slot, GcvImage * img)
+{
+  CudaPlan *cp = state;
+  Slot *s = &cp->slots[slot];
+
+  const GcvFilter *f = cp->plan->filter;
+
+  /* the frame lands where upload() would put it */
+  if (cp->unpack) {
+    img->data = s->d_raw;
+    img->stride = cp->raw_pitch;
+  } else {
+    img->data = (guint8 *) s->d_pad + f->ay * cp->pad_pitch
+        + f->ax * gcv_cuda_pixel_size (cp->pix);
+    img->stride = cp->pad_pitch;
+  }
+  img->on_device = TRUE;
+  return TRUE;
+}
+
+static const GcvBackend cuda_backend = {
+  "cuda",
+  cuda_available,
+  cuda_engine_new,
+  cuda_engine_describe,
+  cuda_engine_free,
+  cuda_plan_new,
+  cuda_plan_set_filter,
+  cuda_submit,
+  cuda_wait,
+  cuda_plan_free,
+  cuda_get_stream,
+  cuda_get_device_input,
+  cuda_host_alloc,
+  cuda_host_free,
+};
+
+const GcvBackend *
+gcv_cuda_backend_get (void)
+{
+  return &cuda_backend;
+}

@@ -1,0 +1,218 @@
+/* Family `separable`: a row pass into a float intermediate (every input row
+ * the column pass needs), then a column pass to the output, both through
+ * shared-memory tiles (van Werkhoven et al. 2014, section 5). The row pass
+ * gives each thread RX outputs across, the column pass CY outputs down
+ * (vertical tiling). Block heights shrink until the tiles fit; a column pass
+ * too tall for shared memory walks its column in registers instead. */
+#include "gcv-cuda-common.cuh"
+
+using namespace gcv;
+
+namespace {
+
+constexpr int BX = 32, RX = 4, CY = 8;
+
+template <typename In>
+__global__ void __launch_bounds__ (256)
+row_kernel (GcvCudaConv p, ParamTaps taps, typename AccOf<In>::T * tmp,
+    size_t tmp_pitch)
+{
+  typedef typename AccOf<In>::T Acc;
+  extern __shared__ __align__ (16) unsigned char smem_raw[];
+  Acc *tile = (Acc *) smem_raw;
+  const int sw = BX * RX + p.kw - 1, pw = p.width + p.kw - 1;
+  const int ph = p.height + p.kh - 1;
+  const int x0 = blockIdx.x * BX * RX, y = blockIdx.y * blockDim.y + threadIdx.y;
+  Acc *srow = tile + threadIdx.y * sw;
+
+  for (int c = threadIdx.x; c < sw; c += BX) {
+    Acc v;
+    zero (v);
+    if (y < ph && x0 + c < pw)
+      v = to_acc (__ldg (row_ptr<In> (p.src, p.src_pitch, y) + x0 + c));
+    srow[c] = v;
+  }
+  __syncthreads ();
+  if (y >= ph)
+    return;
+
+  Acc acc[RX];
+#pragma unroll
+  for (int k = 0; k < RX; k++)
+    zero (acc[k]);
+  for (int i = 0; i < p.kw; i++) {
+    const float w = taps[i];
+#pragma unroll
+    for (int k = 0; k < RX; k++)
+      fma_acc (acc[k], w, srow[threadIdx.x + k * BX + i]);
+  }
+#pragma unroll
+  for (int k = 0; k < RX; k++) {
+    int x = x0 + threadIdx.x + k * BX;
+    if (x < p.width)
+      row_ptr<Acc> (tmp, tmp_pitch, y)[x] = acc[k];
+  }
+}
+
+template <typename In, int OUT>
+__global__ void __launch_bounds__ (256)
+column_kernel (GcvCudaConv p, ParamTaps taps,
+    const typename AccOf<In>::T * tmp, size_t tmp_pitch)
+{
+  typedef typename AccOf<In>::T Acc;
+  extern __shared__ __align__ (16) unsigned char smem_raw[];
+  Acc *tile = (Acc *) smem_raw;
+  const int sh = blockDim.y * CY + p.kh - 1, ph = p.height + p.kh - 1;
+  const int x = blockIdx.x * BX + threadIdx.x;
+  const int y0 = blockIdx.y * blockDim.y * CY;
+
+  for (int r = threadIdx.y; r < sh; r += blockDim.y) {
+    Acc v;
+    zero (v);
+    if (x < p.width && y0 + r < ph)
+      v = row_ptr<const Acc> ((const void *) tmp, tmp_pitch, y0 + r)[x];
+    tile[r * BX + threadIdx.x] = v;
+  }
+  __syncthreads ();
+  if (x >= p.width)
+    return;
+
+  Acc acc[CY];
+#pragma unroll
+  for (int t = 0; t < CY; t++)
+    zero (acc[t]);
+  const Acc *s = tile + threadIdx.y * CY * BX + threadIdx.x;
+  for (int j = 0; j < p.kh; j++) {
+    const float w = taps[j];
+#pragma unroll
+    for (int t = 0; t < CY; t++)
+      fma_acc (acc[t], w, s[(t + j) * BX]);
+  }
+#pragma unroll
+  for (int t = 0; t < CY; t++) {
+    int y = y0 + threadIdx.y * CY + t;
+    if (y < p.height)
+      Store<OUT, In>::run (p, x, y, acc[t], centre_of<In> (p, x, y));
+  }
+}
+
+/* Tall kernels: each thread walks CY outputs down its column, every input
+ * row loaded once into a register and added to the outputs it touches. */
+template <typename In, int OUT>
+__global__ void __launch_bounds__ (256)
+column_walk_kernel (GcvCudaConv p, ParamTaps taps,
+    const typename AccOf<In>::T * tmp, size_t tmp_pitch)
+{
+  typedef typename AccOf<In>::T Acc;
+  const int x = blockIdx.x * BX + threadIdx.x;
+  const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * CY;
+
+  if (x >= p.width || y0 >= p.height)
+    return;
+  Acc acc[CY];
+#pragma unroll
+  for (int t = 0; t < CY; t++)
+    zero (acc[t]);
+  for (int r = 0; r < CY + p.kh - 1; r++) {
+    if (y0 + r >= p.height + p.kh - 1)
+      break;
+    Acc v = row_ptr<const Acc> ((const void *) tmp, tmp_pitch, y0 + r)[x];
+#pragma unroll
+    for (int t = 0; t < CY; t++) {
+      int j = r - t;
+      if (j >= 0 && j < p.kh)
+        fma_acc (acc[t], taps[j], v);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < CY; t++) {
+    int y = y0 + t;
+    if (y < p.height)
+      Store<OUT, In>::run (p, x, y, acc[t], centre_of<In> (p, x, y));
+  }
+}
+
+/* The tallest block (8, 4, 2 or 1 rows) whose tile of `bytes_per_row` per
+ * block row plus `fixed_rows` fits. */
+int
+block_rows (size_t bytes_per_row, size_t fixed_rows, size_t row_bytes,
+    const GcvCudaDevice * dev)
+{
+  size_t budget = dev->smem_per_sm / 2 - 1024;
+  if (budget > dev->smem_per_block_optin)
+    budget = dev->smem_per_block_optin;
+  for (int by = 8; by >= 1; by /= 2)
+    if ((by * bytes_per_row + fixed_rows * row_bytes) <= budget)
+      return by;
+  return 0;
+}
+
+template <typename K>
+cudaError_t
+allow_smem (K kernel, size_t smem)
+{
+  return cudaFuncSetAttribute (kernel,
+      cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+}
+
+template <typename In, int OUT>
+struct Separable {
+  static cudaError_t launch (const GcvCudaConv & c, const float *row,
+      const float *column, void *tmp_v, size_t tmp_pitch,
+      const GcvCudaDevice * dev)
+  {
+    typedef typename AccOf<In>::T Acc;
+    Acc *tmp = (Acc *) tmp_v;
+    const int ph = c.height + c.kh - 1;
+    cudaError_t err;
+
+    /* row pass: by rows of (BX*RX + kw - 1) elements */
+    size_t row_bytes = sizeof (Acc) * (BX * RX + c.kw - 1);
+    int by = block_rows (row_bytes, 0, 0, dev);
+    if (by == 0)
+      return cudaErrorInvalidConfiguration;     /* kw <= 1023 always fits */
+    size_t smem = by * row_bytes;
+    auto rk = row_kernel<In>;
+    if ((err = allow_smem (rk, smem)) != cudaSuccess)
+      return err;
+    rk<<<dim3 (div_up (c.width, BX * RX), div_up (ph, by)), dim3 (BX, by),
+        smem, c.stream>>> (c, param_taps (row, c.kw), tmp, tmp_pitch);
+    if ((err = cudaGetLastError ()) != cudaSuccess)
+      return err;
+
+    /* column pass: (by*CY + kh - 1) rows of BX elements */
+    size_t line = sizeof (Acc) * BX;
+    by = block_rows (CY * line, c.kh - 1, line, dev);
+    ParamTaps col = param_taps (column, c.kh);
+    if (by > 0) {
+      smem = (by * CY + c.kh - 1) * line;
+      auto ck = column_kernel<In, OUT>;
+      if ((err = allow_smem (ck, smem)) != cudaSuccess)
+        return err;
+      ck<<<dim3 (div_up (c.width, BX), div_up (c.height, by * CY)),
+          dim3 (BX, by), smem, c.stream>>> (c, col, tmp, tmp_pitch);
+    } else {
+      column_walk_kernel<In, OUT> <<<dim3 (div_up (c.width, BX),
+              div_up (c.height, 8 * CY)), dim3 (BX, 8), 0, c.stream>>> (c,
+          col, tmp, tmp_pitch);
+    }
+    return cudaGetLastError ();
+  }
+};
+
+}  /* namespace */
+
+extern "C" size_t
+gcv_cuda_separable_tmp_pixel (GcvPixel in)
+{
+  return (in == GCV_PIX_U8X4 || in == GCV_PIX_F32X4) ? 16 : 4;
+}
+
+extern "C" cudaError_t
+gcv_cuda_separable (const GcvCudaConv * c, const float *row,
+    const float *column, void *tmp, size_t tmp_pitch,
+    const GcvCudaDevice * dev)
+{
+  return GCV_DISPATCH_FORMATS (Separable, *c, *c, row, column, tmp, tmp_pitch,
+      dev);
+}
