@@ -6,3 +6,16 @@ gcv_cuda_backend_get (void)
 {
   return NULL;
 }
+
+gpointer
+gcv_pinned_alloc (gsize size, GError ** error)
+{
+  g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+      "this build of gpuconvolve has no CUDA backend");
+  return NULL;
+}
+
+void
+gcv_pinned_free (gpointer mem)
+{
+}

@@ -175,21 +175,33 @@ cuda_engine_free (gpointer engine)
   g_free (e);
 }
 
+gpointer
+gcv_pinned_alloc (gsize size, GError ** error)
+{
+  void *p = NULL;
+  /* portable: page-locked for every device, whichever is current */
+  if (!CHECK (cudaHostAlloc (&p, size, cudaHostAllocPortable), OP_ALLOC))
+    return NULL;
+  return p;
+}
+
+void
+gcv_pinned_free (gpointer mem)
+{
+  if (mem)
+    cudaFreeHost (mem);
+}
+
 static gpointer
 cuda_host_alloc (gpointer engine, gsize size, GError ** error)
 {
-  void *p = NULL;
-  if (!CHECK (cudaSetDevice (((CudaEngine *) engine)->device), OP_OTHER)
-      || !CHECK (cudaHostAlloc (&p, size, cudaHostAllocPortable), OP_ALLOC))
-    return NULL;
-  return p;
+  return gcv_pinned_alloc (size, error);
 }
 
 static void
 cuda_host_free (gpointer engine, gpointer mem)
 {
-  if (mem)
-    cudaFreeHost (mem);
+  gcv_pinned_free (mem);
 }
 
 /* --- plans --------------------------------------------------------------- */

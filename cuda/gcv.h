@@ -219,6 +219,10 @@ gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
 gpointer gcv_engine_host_alloc (GcvEngine * engine, gsize size,
     GError ** error);
 void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
+/* Page-locked host memory usable with any device, with no engine needed (it
+ * may outlive one); NULL with an error where CUDA is not usable. */
+gpointer gcv_pinned_alloc (gsize size, GError ** error);
+void gcv_pinned_free (gpointer mem);
 
 /* Bytes a host frame needs with this stride. */
 gsize gcv_frame_size (GcvFormat format, guint width, guint height,

@@ -31,6 +31,7 @@
 
 #include "gstgpuconvolve.h"
 #include "gstgpuconvolveenums.h"
+#include "gstgpuconvolvepinned.h"
 
 #include <gst/video/video.h>
 #include <math.h>
@@ -813,13 +814,62 @@ gst_gpu_convolve_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
 }
 
 static gboolean
+uses_cuda (GstGpuConvolve * self)
+{
+  return self->engine
+      && gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA;
+}
+
+/* Our buffers: pinned memory on CUDA so copies to and from the GPU are DMA
+ * straight from them; frames in flight hold buffers too. */
+static GstBufferPool *
+make_pool (GstGpuConvolve * self, GstCaps * caps, gsize size, guint min,
+    guint max)
+{
+  GstBufferPool *pool;
+  GstStructure *config;
+
+  if (uses_cuda (self))
+    return gst_gpu_convolve_pinned_pool_new (caps, size, min, max);
+  pool = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  if (!gst_buffer_pool_set_config (pool, config))
+    gst_clear_object (&pool);
+  return pool;
+}
+
+static gboolean
 gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
     GstQuery * decide_query, GstQuery * query)
 {
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstGpuConvolveInfo info;
+  GstBufferPool *pool;
+  GstCaps *caps;
+
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
+          decide_query, query))
+    return FALSE;
+  if (!decide_query)
+    return TRUE;                /* passthrough: downstream answered */
+
   /* upstream may send any stride through GstVideoMeta */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
-      decide_query, query);
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!uses_cuda (self) || !caps
+      || !gst_gpu_convolve_info_from_caps (&info, caps))
+    return TRUE;
+  /* upstream writes frames straight into pinned memory */
+  pool = make_pool (self, caps, info.size, self->depth + 1, 0);
+  if (pool) {
+    GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
+    gst_query_add_allocation_pool (query, pool, info.size, self->depth + 1, 0);
+    gst_query_add_allocation_param (query, allocator, NULL);
+    gst_object_unref (allocator);
+    gst_object_unref (pool);
+  }
+  return TRUE;
 }
 
 static gboolean
@@ -830,7 +880,6 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
   GstCaps *caps;
   GstGpuConvolveInfo info;
   GstBufferPool *pool;
-  GstStructure *config;
   guint min = 0, max = 0;
 
   gst_query_parse_allocation (query, &caps, NULL);
@@ -838,17 +887,11 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
     return FALSE;
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, &max);
-  /* our own pool: frames in flight hold buffers too */
   min = MAX (min, self->depth + 1);
   if (max && max < min)
     max = min;
-  pool = gst_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, info.size, min, max);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    gst_object_unref (pool);
+  if (!(pool = make_pool (self, caps, info.size, min, max)))
     return FALSE;
-  }
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, info.size, min, max);
   else
