@@ -6,7 +6,7 @@ using namespace gcv;
 
 namespace {
 
-template <typename In, int OUT, typename Taps>
+template <typename In, typename Taps>
 __global__ void
 direct_kernel (GcvCudaConv p, Taps taps)
 {
@@ -23,19 +23,19 @@ direct_kernel (GcvCudaConv p, Taps taps)
     for (int i = 0; i < p.kw; i++)
       fma_acc (acc, taps[j * p.kw + i], to_acc (__ldg (row + i)));
   }
-  Store<OUT, In>::run (p, x, y, acc, centre_of<In> (p, x, y));
+  store<In> (p, x, y, acc, centre_of<In> (p, x, y));
 }
 
-template <typename In, int OUT>
+template <typename In>
 struct Direct {
   static cudaError_t launch (const GcvCudaConv & c)
   {
     dim3 block (32, 8), grid (div_up (c.width, 32), div_up (c.height, 8));
     if (c.kw * c.kh <= GCV_CUDA_PARAM_TAPS)
-      direct_kernel<In, OUT> <<<grid, block, 0, c.stream>>> (c,
+      direct_kernel<In> <<<grid, block, 0, c.stream>>> (c,
           param_taps (c.host_taps, c.kw * c.kh));
     else
-      direct_kernel<In, OUT> <<<grid, block, 0, c.stream>>> (c,
+      direct_kernel<In> <<<grid, block, 0, c.stream>>> (c,
           global_taps (c.taps));
     return cudaGetLastError ();
   }
@@ -46,5 +46,5 @@ struct Direct {
 extern "C" cudaError_t
 gcv_cuda_direct (const GcvCudaConv * c)
 {
-  return GCV_DISPATCH_FORMATS (Direct, *c, *c);
+  return GCV_DISPATCH_PIXEL (Direct, *c, *c);
 }

@@ -66,43 +66,58 @@ __device__ __forceinline__ unsigned char alpha_of (float4 v)
 __device__ __forceinline__ unsigned char alpha_of (unsigned char v) { return v; }
 __device__ __forceinline__ unsigned char alpha_of (float v) { return to_u8 (v); }
 
-/* Writes one output pixel: (sum + bias) * scale in the output format. The
- * input pixel under the anchor supplies a copied alpha. */
-template <int OUT, typename In>
-__device__ __forceinline__ void store_scalar (const GcvCudaConv & p, int x,
-    int y, float acc)
+/* Writes one output pixel: (sum + bias) * scale in the output format (a
+ * uniform branch on p.out). The input pixel under the anchor supplies a
+ * copied alpha. */
+template <typename In>
+__device__ __forceinline__ void
+store (const GcvCudaConv & p, int x, int y, float acc, In)
 {
   float v = (acc + p.bias) * p.out_scale;
-  if (OUT == GCV_OUT_U8)
+  if (p.out == GCV_OUT_U8)
     row_ptr<unsigned char> (p.dst, p.dst_pitch, y)[x] = to_u8 (v);
   else
     row_ptr<float> (p.dst, p.dst_pitch, y)[x] = v;
 }
 
-template <int OUT, typename In>
-__device__ __forceinline__ void store_vec (const GcvCudaConv & p, int x, int y,
-    float4 acc, In centre)
+template <typename In>
+__device__ __forceinline__ void
+store (const GcvCudaConv & p, int x, int y, float4 acc, In centre)
 {
   uchar4 o;
   o.x = to_u8 ((acc.x + p.bias) * p.out_scale);
   o.y = to_u8 ((acc.y + p.bias) * p.out_scale);
   o.z = to_u8 ((acc.z + p.bias) * p.out_scale);
-  o.w = OUT == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
+  o.w = p.out == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
       : alpha_of (centre);
   row_ptr<uchar4> (p.dst, p.dst_pitch, y)[x] = o;
 }
 
-template <int OUT, typename In> struct Store {
-  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
-      int y, float acc, In) { store_scalar<OUT, In> (p, x, y, acc); }
+/* Four consecutive pixels moved as one vector: 16 bytes for floats and the
+ * RGBA family, one 4-byte word for GRAY8, the width of a shared-memory bank
+ * or four of them (Chen et al., DAC'17). */
+template <typename In> struct Quad;
+template <> struct Quad<float> {
+  typedef float4 T;
+  static __device__ __forceinline__ float get (const T & v, int k)
+  {
+    return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+  }
 };
-template <int OUT> struct Store<OUT, uchar4> {
-  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
-      int y, float4 acc, uchar4 c) { store_vec<OUT> (p, x, y, acc, c); }
+template <> struct Quad<unsigned char> {
+  typedef uchar4 T;
+  static __device__ __forceinline__ unsigned char get (const T & v, int k)
+  {
+    return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+  }
 };
-template <int OUT> struct Store<OUT, float4> {
-  static __device__ __forceinline__ void run (const GcvCudaConv & p, int x,
-      int y, float4 acc, float4 c) { store_vec<OUT> (p, x, y, acc, c); }
+template <> struct Quad<uchar4> {
+  typedef uint4 T;
+  static __device__ __forceinline__ uchar4 get (const T & v, int k)
+  {
+    unsigned u = k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+    return make_uchar4 (u & 0xff, (u >> 8) & 0xff, (u >> 16) & 0xff, u >> 24);
+  }
 };
 
 /* The input pixel under the anchor of output (x, y). */
@@ -153,27 +168,18 @@ div_up (unsigned a, unsigned b)
 
 }  /* namespace gcv */
 
-/* Calls F<In, OUT>::launch (args...) for the combination in `c`. The eight
- * combinations are every input element with the outputs it can have. */
-#define GCV_DISPATCH_FORMATS(F, c, ...)                                      \
+/* Calls F<In>::launch (args...) for the input element of `c`. */
+#define GCV_DISPATCH_PIXEL(F, c, ...)                                        \
   ([&] () -> cudaError_t {                                                   \
     switch ((c).in) {                                                        \
       case GCV_PIX_U8:                                                       \
-        return (c).out == GCV_OUT_F32 ?                                      \
-            F<unsigned char, GCV_OUT_F32>::launch (__VA_ARGS__) :            \
-            F<unsigned char, GCV_OUT_U8>::launch (__VA_ARGS__);              \
+        return F<unsigned char>::launch (__VA_ARGS__);                       \
       case GCV_PIX_F32:                                                      \
-        return (c).out == GCV_OUT_F32 ?                                      \
-            F<float, GCV_OUT_F32>::launch (__VA_ARGS__) :                    \
-            F<float, GCV_OUT_U8>::launch (__VA_ARGS__);                      \
+        return F<float>::launch (__VA_ARGS__);                               \
       case GCV_PIX_U8X4:                                                     \
-        return (c).out == GCV_OUT_U8X4 ?                                     \
-            F<uchar4, GCV_OUT_U8X4>::launch (__VA_ARGS__) :                  \
-            F<uchar4, GCV_OUT_U8X4_KEEP_ALPHA>::launch (__VA_ARGS__);        \
+        return F<uchar4>::launch (__VA_ARGS__);                              \
       default:                                                               \
-        return (c).out == GCV_OUT_U8X4 ?                                     \
-            F<float4, GCV_OUT_U8X4>::launch (__VA_ARGS__) :                  \
-            F<float4, GCV_OUT_U8X4_KEEP_ALPHA>::launch (__VA_ARGS__);        \
+        return F<float4>::launch (__VA_ARGS__);                              \
     }                                                                        \
   } ())
 

@@ -8,6 +8,7 @@
  * overlap: upload, compute and download run on the slot's own stream. */
 #include "gcv-private.h"
 #include "gcv-cuda.h"
+#include "gcv-dispatch.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@
 
 typedef struct {
   gint device;
-  GcvCudaDevice props;
+  GcvCudaDevice props;          /* what the launchers size tiles with */
+  GcvDeviceInfo info;           /* what the dispatcher decides with */
   gchar *description;
 } CudaEngine;
 
@@ -47,9 +49,10 @@ typedef struct {
   GcvOut out;
   gfloat out_scale;
   gboolean unpack;              /* 8-bit frames go through floats */
-  GcvAlgorithm family;
-  int tiled_ty;
-  size_t tiled_smem;
+  GcvVariant variant;           /* what runs, its parameters settled */
+  gboolean sized;               /* tiled: the per-size kernel */
+  size_t tiled_smem;            /* tiled, generic kernel */
+  GcvCudaFft *fft;
   guint filter_serial;
 } CudaPlan;
 
@@ -140,6 +143,31 @@ cuda_available (gint device_id, GError ** error)
   return find_device (device_id, &dev, error);
 }
 
+/* Peak rates from the clocks: FP32 lanes per SM are 64 on sm_80 and 128 on
+ * later parts; memory moves bus width x 2 (double data rate) per clock. */
+static void
+device_info (GcvDeviceInfo * info, const struct cudaDeviceProp *prop, gint dev)
+{
+  int clock_khz = 0, mem_khz = 0, bus_bits = 0;
+
+  cudaDeviceGetAttribute (&clock_khz, cudaDevAttrClockRate, dev);
+  cudaDeviceGetAttribute (&mem_khz, cudaDevAttrMemoryClockRate, dev);
+  cudaDeviceGetAttribute (&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
+  info->name = g_strdup (prop->name);
+  info->major = prop->major;
+  info->minor = prop->minor;
+  info->sm_count = prop->multiProcessorCount;
+  info->smem_per_sm = prop->sharedMemPerMultiprocessor;
+  info->smem_per_block = prop->sharedMemPerBlockOptin;
+  info->fma_per_s = (gdouble) prop->multiProcessorCount
+      * (prop->major == 8 && prop->minor == 0 ? 64 : 128) * clock_khz * 1e3;
+  info->bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+  if (info->fma_per_s <= 0 || info->bytes_per_s <= 0) {
+    info->fma_per_s = 30e12;    /* the attributes were missing: a guess */
+    info->bytes_per_s = 2e12;
+  }
+}
+
 static gpointer
 cuda_engine_new (gint device_id, GError ** error)
 {
@@ -157,6 +185,7 @@ cuda_engine_new (gint device_id, GError ** error)
   e->props.smem_per_block_optin = prop.sharedMemPerBlockOptin;
   e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
   e->props.regs_per_sm = prop.regsPerMultiprocessor;
+  device_info (&e->info, &prop, dev);
   e->description = g_strdup_printf ("cuda:%d %s", dev, prop.name);
   return e;
 }
@@ -171,6 +200,7 @@ static void
 cuda_engine_free (gpointer engine)
 {
   CudaEngine *e = engine;
+  g_free (e->info.name);
   g_free (e->description);
   g_free (e);
 }
@@ -286,13 +316,14 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   const GcvGeometry *g = &plan->geometry;
   const GcvFilter *f = plan->filter;
   gsize px = gcv_cuda_pixel_size (cp->pix);
-  gsize pad_pitch = round_pitch ((g->width + f->kw - 1) * px);
+  /* 4 pixels of slack per row, so vector loads may run past the width */
+  gsize pad_pitch = round_pitch ((g->width + f->kw - 1 + 4) * px);
   gsize pad_bytes = pad_pitch * (g->height + f->kh - 1);
   gsize raw_pitch = round_pitch (g->width * gcv_format_pixel_size (g->in_format));
   gsize raw_bytes = cp->unpack ? raw_pitch * g->height : 0;
   gsize tpx = gcv_cuda_separable_tmp_pixel (cp->pix);
   gsize tmp_pitch = round_pitch (g->width * tpx);
-  gsize tmp_bytes = cp->family == GCV_ALGORITHM_SEPARABLE ?
+  gsize tmp_bytes = cp->variant.family == GCV_ALGORITHM_SEPARABLE ?
       tmp_pitch * (g->height + f->kh - 1) : 0;
   gsize out_pitch = round_pitch (g->width *
       gcv_format_pixel_size (g->out_format));
@@ -365,42 +396,107 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   return c;
 }
 
-/* The family for the requested algorithm, and its description. */
-static void
-choose_family (CudaPlan * cp, GcvPlan * plan)
+/* Settles the variant: the forced one, the requested family, or the
+ * dispatcher's pick; then what the device and the instances allow. */
+static gboolean
+choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
 {
   const GcvFilter *f = plan->filter;
-  GcvAlgorithm req = plan->requested;
+  CudaEngine *e = cp->engine;
   GcvCudaConv c = conv_args (cp, plan, &cp->slots[0]);
-  const gchar *note = "";
+  GcvDispatchKey key = { plan->geometry.in_format, f->kw, f->kh,
+    f->use_separable, plan->geometry.width, plan->geometry.height
+  };
+  GcvVariant *v = &cp->variant;
+  const gchar *source = "heuristic", *note = "";
+  gchar *name;
 
-  if (req == GCV_ALGORITHM_REGISTER || req == GCV_ALGORITHM_FFT) {
-    note = " (requested family not built yet)";
-    req = GCV_ALGORITHM_AUTO;
-  }
-  if (req == GCV_ALGORITHM_AUTO)
-    req = f->use_separable ? GCV_ALGORITHM_SEPARABLE : GCV_ALGORITHM_TILED;
-  cp->family = req;
-  if (req == GCV_ALGORITHM_TILED) {
-    cp->tiled_ty = gcv_cuda_tiled_choose (&c, &cp->engine->props,
-        &cp->tiled_smem);
-    if (cp->tiled_ty == 0) {
-      cp->family = GCV_ALGORITHM_DIRECT;
-      note = " (tile too large for shared memory)";
+  if (plan->forced_variant) {
+    if (!gcv_variant_parse (plan->forced_variant, v, error))
+      return FALSE;
+    source = "forced";
+  } else {
+    gcv_dispatch_heuristic (&key, &e->info, v);
+    if (plan->requested != GCV_ALGORITHM_AUTO
+        && plan->requested != v->family) {
+      memset (v, 0, sizeof (*v));
+      v->family = plan->requested;
+      source = "requested";
     }
   }
-  switch (cp->family) {
-    case GCV_ALGORITHM_TILED:
-      gcv_plan_set_description (plan, cp->family, "block=32x8 ty=%d smem=%zu%s",
-          cp->tiled_ty, cp->tiled_smem, note);
-      break;
-    case GCV_ALGORITHM_SEPARABLE:
-      gcv_plan_set_description (plan, cp->family, "rx=4 cy=8%s", note);
-      break;
-    default:
-      gcv_plan_set_description (plan, cp->family, "block=32x8%s", note);
-      break;
+
+  if (v->family == GCV_ALGORITHM_SEPARABLE && !f->rank1) {
+    note = " (kernel not rank 1)";
+    v->family = GCV_ALGORITHM_TILED;
+    v->ty = 0;
   }
+  if (v->family == GCV_ALGORITHM_REGISTER) {
+    if (!gcv_cuda_register_supports (&c)) {
+      note = " (register cannot run this size)";
+      memset (v, 0, sizeof (*v));
+      v->family = GCV_ALGORITHM_TILED;
+    } else {
+      v->p = v->p == 4 ? 4 : 8;
+      v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
+    }
+  }
+  if (v->family == GCV_ALGORITHM_SEPARABLE) {
+    if (v->ty && !gcv_cuda_separable_fused_bytes (&c, v->ty == 8 ? 8 : 4,
+            &e->props))
+      v->ty = 0;                /* two passes */
+    else if (v->ty)
+      v->ty = v->ty == 8 ? 8 : 4;
+  }
+  cp->sized = FALSE;
+  if (v->family == GCV_ALGORITHM_TILED) {
+    cp->sized = gcv_cuda_tiled_specialised (&c)
+        && (v->ty == 0 || v->ty == 1 || v->ty == 2 || v->ty == 4);
+    if (cp->sized) {
+      if (v->ty == 0)
+        v->ty = c.in == GCV_PIX_U8X4 ? 1 : 2;
+    } else {
+      v->ty = gcv_cuda_tiled_choose (&c, &e->props, &cp->tiled_smem);
+      if (v->ty == 0) {
+        note = " (tile too large for shared memory)";
+        v->family = GCV_ALGORITHM_DIRECT;
+      }
+    }
+  }
+
+  g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+  if (v->family == GCV_ALGORITHM_FFT) {
+    char err[256];
+    int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
+        f->filter_alpha ? 4 : 3;
+    cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
+    for (guint i = 0; i < cp->n_slots; i++)
+      streams[i] = cp->slots[i].stream;
+    cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh, channels,
+        cp->n_slots, streams, err, sizeof (err));
+    if (!cp->fft || !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
+            err, sizeof (err))) {
+      g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
+      return FALSE;
+    }
+  }
+
+  name = gcv_variant_to_string (v);
+  if (v->family == GCV_ALGORITHM_TILED)
+    gcv_plan_set_description (plan, v->family, "%s%s (%s)%s",
+        name + strlen ("tiled"), cp->sized ? " sized" : " adaptive", source,
+        note);
+  else if (v->family == GCV_ALGORITHM_FFT) {
+    int nx, ny;
+    gcv_cuda_fft_size (cp->fft, &nx, &ny);
+    gcv_plan_set_description (plan, v->family, "%dx%d (%s)%s", nx, ny,
+        source, note);
+  } else {
+    const gchar *params = strchr (name, ' ');
+    gcv_plan_set_description (plan, v->family, "%s (%s)%s",
+        params ? params + 1 : "", source, note);
+  }
+  g_free (name);
+  return TRUE;
 }
 
 static gboolean
@@ -415,7 +511,8 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
     if (!CHECK (cudaEventSynchronize (cp->slots[i].done), OP_OTHER))
       return FALSE;
   choose_formats (cp, plan);
-  choose_family (cp, plan);
+  if (!choose_variant (cp, plan, error))
+    return FALSE;
   cp->filter_serial++;
   return ensure_buffers (cp, plan, error);
 }
@@ -426,6 +523,7 @@ cuda_plan_free (gpointer state)
   CudaPlan *cp = state;
 
   cudaSetDevice (cp->engine->device);
+  g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
     if (s->stream) {
@@ -534,10 +632,11 @@ upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
 }
 
 static gboolean
-compute (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
+compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
     GError ** error)
 {
   const GcvFilter *f = plan->filter;
+  Slot *s = &cp->slots[slot];
   GcvCudaConv c = conv_args (cp, plan, s);
 
   if (dst->on_device) {
@@ -556,13 +655,29 @@ compute (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
               c.width, c.height, f->kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
-  switch (cp->family) {
+  switch (cp->variant.family) {
     case GCV_ALGORITHM_TILED:
-      return CHECK (gcv_cuda_tiled (&c, cp->tiled_ty, cp->tiled_smem),
+      if (cp->sized)
+        return CHECK (gcv_cuda_tiled_sized (&c, cp->variant.ty), OP_LAUNCH);
+      return CHECK (gcv_cuda_tiled (&c, cp->variant.ty, cp->tiled_smem),
+          OP_LAUNCH);
+    case GCV_ALGORITHM_REGISTER:
+      return CHECK (gcv_cuda_register (&c, cp->variant.p, cp->variant.block),
           OP_LAUNCH);
     case GCV_ALGORITHM_SEPARABLE:
+      if (cp->variant.ty)
+        return CHECK (gcv_cuda_separable_fused (&c, f->row, f->column,
+                cp->variant.ty), OP_LAUNCH);
       return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
               cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
+    case GCV_ALGORITHM_FFT:{
+      char err[256];
+      if (!gcv_cuda_fft_run (cp->fft, slot, &c, err, sizeof (err))) {
+        g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
+        return FALSE;
+      }
+      return check (cudaSuccess, OP_LAUNCH, "fft", error);
+    }
     default:
       return CHECK (gcv_cuda_direct (&c), OP_LAUNCH);
   }
@@ -608,7 +723,7 @@ cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
 
   return CHECK (cudaSetDevice (cp->engine->device), OP_OTHER)
       && upload (cp, plan, s, src, error)
-      && compute (cp, plan, s, dst, error)
+      && compute (cp, plan, slot, dst, error)
       && download (cp, plan, s, dst, error)
       && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
 }

@@ -1,5 +1,6 @@
 /* Engines and plans: argument checks, then the chosen backend does the work. */
 #include "gcv-private.h"
+#include "gcv-dispatch.h"
 
 #include <stdarg.h>
 
@@ -113,6 +114,7 @@ check_geometry (const GcvGeometry * g, GError ** error)
 static void
 plan_free_fields (GcvPlan * plan)
 {
+  g_free (plan->forced_variant);
   gcv_filter_free (plan->filter);
   g_free (plan->description);
   g_free (plan);
@@ -160,6 +162,24 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     return FALSE;
   }
   gcv_filter_free (old);
+  return TRUE;
+}
+
+gboolean
+gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
+{
+  GcvVariant v;
+  gchar *old = plan->forced_variant;
+
+  if (variant && !gcv_variant_parse (variant, &v, error))
+    return FALSE;
+  plan->forced_variant = g_strdup (variant);
+  if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
+    g_free (plan->forced_variant);
+    plan->forced_variant = old;
+    return FALSE;
+  }
+  g_free (old);
   return TRUE;
 }
 

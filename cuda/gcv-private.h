@@ -53,6 +53,7 @@ struct _GcvPlan {
   GcvFilter *filter;
   GcvAlgorithm requested;       /* what the caller asked for */
   GcvAlgorithm algorithm;       /* the family the backend chose */
+  gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
   gchar *description;           /* family and parameters, for reporting */
   guint n_slots;
   gpointer state;

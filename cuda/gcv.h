@@ -199,6 +199,12 @@ gboolean gcv_plan_wait (GcvPlan * plan, guint slot, GError ** error);
 /* submit on slot 0 and wait */
 gboolean gcv_plan_run (GcvPlan * plan, const GcvImage * src,
     const GcvImage * dst, GError ** error);
+/* Forces a family with its parameters, written as gcv_plan_describe() and
+ * the tuning tables write them: "tiled ty=2", "register p=8 block=128",
+ * "separable fused ty=4", "separable two-pass", "direct", "fft". NULL gives
+ * the choice back to the dispatcher. The CPU backend ignores it. */
+gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
+    GError ** error);
 /* The family the plan runs, and a description with its parameters. */
 GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
 const gchar *gcv_plan_describe (GcvPlan * plan);

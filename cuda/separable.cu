@@ -1,9 +1,19 @@
-/* Family `separable`: a row pass into a float intermediate (every input row
- * the column pass needs), then a column pass to the output, both through
- * shared-memory tiles (van Werkhoven et al. 2014, section 5). The row pass
- * gives each thread RX outputs across, the column pass CY outputs down
- * (vertical tiling). Block heights shrink until the tiles fit; a column pass
- * too tall for shared memory walks its column in registers instead. */
+/* Family `separable`.
+ *
+ * Fused (per-size kernels, square odd sizes): one block loads its input tile
+ * with halo once, runs the row pass from it into a float tile in shared
+ * memory, and the column pass from that to the output: one global read and
+ * one write per sample. Each thread slides register windows of 4 outputs
+ * across (row pass) and TY down (column pass); taps are constant-bank
+ * operands.
+ *
+ * Two-pass (any size, and tiles too big for shared memory): a row pass into
+ * a float intermediate (every input row the column pass needs), then a
+ * column pass to the output, both through shared-memory tiles (van Werkhoven
+ * et al. 2014, section 5). The row pass gives each thread RX outputs across,
+ * the column pass CY outputs down (vertical tiling). Block heights shrink
+ * until the tiles fit; a column pass too tall for shared memory walks its
+ * column in registers instead. */
 #include "gcv-cuda-common.cuh"
 
 using namespace gcv;
@@ -54,7 +64,7 @@ row_kernel (GcvCudaConv p, ParamTaps taps, typename AccOf<In>::T * tmp,
   }
 }
 
-template <typename In, int OUT>
+template <typename In>
 __global__ void __launch_bounds__ (256)
 column_kernel (GcvCudaConv p, ParamTaps taps,
     const typename AccOf<In>::T * tmp, size_t tmp_pitch)
@@ -92,13 +102,13 @@ column_kernel (GcvCudaConv p, ParamTaps taps,
   for (int t = 0; t < CY; t++) {
     int y = y0 + threadIdx.y * CY + t;
     if (y < p.height)
-      Store<OUT, In>::run (p, x, y, acc[t], centre_of<In> (p, x, y));
+      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y));
   }
 }
 
 /* Tall kernels: each thread walks CY outputs down its column, every input
  * row loaded once into a register and added to the outputs it touches. */
-template <typename In, int OUT>
+template <typename In>
 __global__ void __launch_bounds__ (256)
 column_walk_kernel (GcvCudaConv p, ParamTaps taps,
     const typename AccOf<In>::T * tmp, size_t tmp_pitch)
@@ -128,7 +138,7 @@ column_walk_kernel (GcvCudaConv p, ParamTaps taps,
   for (int t = 0; t < CY; t++) {
     int y = y0 + t;
     if (y < p.height)
-      Store<OUT, In>::run (p, x, y, acc[t], centre_of<In> (p, x, y));
+      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y));
   }
 }
 
@@ -155,7 +165,7 @@ allow_smem (K kernel, size_t smem)
       cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
 }
 
-template <typename In, int OUT>
+template <typename In>
 struct Separable {
   static cudaError_t launch (const GcvCudaConv & c, const float *row,
       const float *column, void *tmp_v, size_t tmp_pitch,
@@ -186,17 +196,172 @@ struct Separable {
     ParamTaps col = param_taps (column, c.kh);
     if (by > 0) {
       smem = (by * CY + c.kh - 1) * line;
-      auto ck = column_kernel<In, OUT>;
+      auto ck = column_kernel<In>;
       if ((err = allow_smem (ck, smem)) != cudaSuccess)
         return err;
       ck<<<dim3 (div_up (c.width, BX), div_up (c.height, by * CY)),
           dim3 (BX, by), smem, c.stream>>> (c, col, tmp, tmp_pitch);
     } else {
-      column_walk_kernel<In, OUT> <<<dim3 (div_up (c.width, BX),
+      column_walk_kernel<In> <<<dim3 (div_up (c.width, BX),
               div_up (c.height, 8 * CY)), dim3 (BX, 8), 0, c.stream>>> (c,
           col, tmp, tmp_pitch);
     }
     return cudaGetLastError ();
+  }
+};
+
+/* --- fused per-size kernels -------------------------------------------- */
+
+constexpr int FTX = 4;          /* outputs across per thread */
+
+template <typename In, int K, int TY> struct FusedShape {
+  typedef typename AccOf<In>::T Acc;
+  static constexpr int TW = BX * FTX, TH = 8 * TY;
+  static constexpr int SP = (TW + K - 1 + 3) / 4 * 4, SH = TH + K - 1;
+  static constexpr size_t in_bytes = sizeof (In) * SH * SP;
+  static constexpr size_t bytes = in_bytes + sizeof (Acc) * SH * TW;
+};
+
+template <typename In, int K, int TY>
+__global__ void __launch_bounds__ (256)
+fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
+{
+  typedef FusedShape<In, K, TY> S;
+  typedef typename S::Acc Acc;
+  typedef Quad<In> Q;
+  typedef typename Q::T Vec;
+  constexpr int TW = S::TW, TH = S::TH, SP = S::SP, SH = S::SH;
+  constexpr int NV = (FTX + K - 1 + 3) / 4;
+  extern __shared__ __align__ (16) unsigned char smem_raw[];
+  In *tile = (In *) smem_raw;
+  Acc *mid = (Acc *) (smem_raw + S::in_bytes);
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
+  const int pw = p.width + K - 1, ph = p.height + K - 1;
+  const int tid = threadIdx.y * BX + threadIdx.x, xs = threadIdx.x * FTX;
+
+  for (int k = tid; k < SH * (SP / 4); k += 256) {
+    const int r = k / (SP / 4), c = (k % (SP / 4)) * 4;
+    Vec v = { };
+    if (y0 + r < ph && x0 + c < pw)
+      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, y0 + r) +
+              x0 + c));
+    *(Vec *) & tile[r * SP + c] = v;
+  }
+  __syncthreads ();
+
+  /* row pass: every tile row, 4 outputs per thread */
+  for (int r = threadIdx.y; r < SH; r += 8) {
+    Acc win[NV * 4], acc[FTX];
+#pragma unroll
+    for (int v = 0; v < NV; v++) {
+      const Vec q = *(const Vec *) &tile[r * SP + xs + 4 * v];
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        win[4 * v + k] = to_acc (Q::get (q, k));
+    }
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      zero (acc[q]);
+#pragma unroll
+    for (int i = 0; i < K; i++)
+#pragma unroll
+      for (int q = 0; q < FTX; q++)
+        fma_acc (acc[q], row[i], win[q + i]);
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      mid[r * TW + xs + q] = acc[q];
+  }
+  __syncthreads ();
+
+  /* column pass: TY outputs down, each intermediate row read once */
+  const int ys = threadIdx.y * TY;
+  Acc acc[TY][FTX];
+#pragma unroll
+  for (int t = 0; t < TY; t++)
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      zero (acc[t][q]);
+#pragma unroll
+  for (int r = 0; r < TY + K - 1; r++) {
+    Acc v[FTX];
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      v[q] = mid[(ys + r) * TW + xs + q];
+#pragma unroll
+    for (int t = 0; t < TY; t++) {
+      const int j = r - t;
+      if (j >= 0 && j < K)
+#pragma unroll
+        for (int q = 0; q < FTX; q++)
+          fma_acc (acc[t][q], col[j], v[q]);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < TY; t++) {
+    const int y = y0 + ys + t;
+#pragma unroll
+    for (int q = 0; q < FTX; q++) {
+      const int x = x0 + xs + q;
+      if (x < p.width && y < p.height)
+        store<In> (p, x, y, acc[t][q],
+            tile[(ys + t + p.ay) * SP + xs + q + p.ax]);
+    }
+  }
+}
+
+template <typename In, int K, int TY>
+cudaError_t
+fused_go (const GcvCudaConv & c, const float *row, const float *column)
+{
+  typedef FusedShape<In, K, TY> S;
+  auto kernel = fused_kernel<In, K, TY>;
+  cudaError_t err = allow_smem (kernel, S::bytes);
+  if (err != cudaSuccess)
+    return err;
+  kernel<<<dim3 (div_up (c.width, S::TW), div_up (c.height, S::TH)),
+      dim3 (BX, 8), S::bytes, c.stream>>> (c, param_taps (row, K),
+      param_taps (column, K));
+  return cudaGetLastError ();
+}
+
+/* Shared memory of the fused kernel, 0 where it has no instance. */
+template <typename In, int TY>
+size_t
+fused_bytes (int k)
+{
+  switch (k) {
+#define FUSED_SIZE(K) case K: return FusedShape<In, K, TY>::bytes;
+      GCV_SEPARABLE_SIZES (FUSED_SIZE)
+#undef FUSED_SIZE
+    default:
+      return 0;
+  }
+}
+
+template <typename In, int TY>
+cudaError_t
+fused_pick (const GcvCudaConv & c, const float *row, const float *column)
+{
+  switch (c.kw) {
+#define FUSED_SIZE(K) case K: return fused_go<In, K, TY> (c, row, column);
+      GCV_SEPARABLE_SIZES (FUSED_SIZE)
+#undef FUSED_SIZE
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+template <typename In>
+struct Fused {
+  static size_t bytes (int k, int ty)
+  {
+    return ty == 8 ? fused_bytes<In, 8> (k) : fused_bytes<In, 4> (k);
+  }
+  static cudaError_t launch (const GcvCudaConv & c, const float *row,
+      const float *column, int ty)
+  {
+    return ty == 8 ? fused_pick<In, 8> (c, row, column)
+        : fused_pick<In, 4> (c, row, column);
   }
 };
 
@@ -213,6 +378,47 @@ gcv_cuda_separable (const GcvCudaConv * c, const float *row,
     const float *column, void *tmp, size_t tmp_pitch,
     const GcvCudaDevice * dev)
 {
-  return GCV_DISPATCH_FORMATS (Separable, *c, *c, row, column, tmp, tmp_pitch,
+  return GCV_DISPATCH_PIXEL (Separable, *c, *c, row, column, tmp, tmp_pitch,
       dev);
+}
+
+/* The fused kernel's shared memory for this size and ty (4 or 8), or 0 when
+ * there is no such instance or it does not fit the device. */
+extern "C" size_t
+gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
+    const GcvCudaDevice * dev)
+{
+  size_t bytes = 0;
+  if (c->kw != c->kh)
+    return 0;
+  switch (c->in) {
+    case GCV_PIX_U8:
+      bytes = Fused<unsigned char>::bytes (c->kw, ty);
+      break;
+    case GCV_PIX_F32:
+      bytes = Fused<float>::bytes (c->kw, ty);
+      break;
+    case GCV_PIX_U8X4:
+      bytes = Fused<uchar4>::bytes (c->kw, ty);
+      break;
+    default:
+      return 0;
+  }
+  return bytes <= dev->smem_per_block_optin ? bytes : 0;
+}
+
+extern "C" cudaError_t
+gcv_cuda_separable_fused (const GcvCudaConv * c, const float *row,
+    const float *column, int ty)
+{
+  switch (c->in) {
+    case GCV_PIX_U8:
+      return Fused<unsigned char>::launch (*c, row, column, ty);
+    case GCV_PIX_F32:
+      return Fused<float>::launch (*c, row, column, ty);
+    case GCV_PIX_U8X4:
+      return Fused<uchar4>::launch (*c, row, column, ty);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }

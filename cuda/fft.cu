@@ -1,0 +1,304 @@
+/* Family `fft`: correlation through cuFFT. The padded device frame already
+ * holds the border, so every border mode works here too (FFT convolutions
+ * usually zero-pad). Per frame: the padded frame's channels go into real
+ * planes of a cuFFT-friendly size (2^a 3^b 5^c 7^d, at least the padded
+ * size, so the valid outputs never wrap), R2C, multiply by the conjugate
+ * filter spectrum (made once per filter), C2R, and the valid window goes to
+ * the output. RGBA planes run as one batched plan. */
+#include "gcv-cuda-common.cuh"
+
+#include <cufft.h>
+#include <stdio.h>
+
+using namespace gcv;
+
+struct _GcvCudaFft {
+  int nx, ny, channels, n_slots;
+  cudaStream_t *streams;        /* per slot; buffers are stream-ordered */
+  float *taps;                  /* kh x kw, for the spectrum */
+  cufftHandle *r2c, *c2r;       /* per slot: a plan's work area is its own */
+  float **real;                 /* per slot: channels x ny x nx */
+  cufftComplex **spec;          /* per slot: channels x ny x (nx/2+1) */
+  cufftComplex *filter;         /* ny x (nx/2+1): conj(FFT(K)) / (nx ny) */
+};
+
+namespace {
+
+const char *
+cufft_name (cufftResult r)
+{
+  switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    default: return "cuFFT error";
+  }
+}
+
+#define FFT_TRY(call) do {                                              \
+    cufftResult r_ = (call);                                            \
+    if (r_ != CUFFT_SUCCESS) {                                          \
+      snprintf (err, err_len, "%s failed: %s", #call, cufft_name (r_)); \
+      return 0;                                                         \
+    }                                                                   \
+  } while (0)
+
+#define CUDA_TRY(call) do {                                             \
+    cudaError_t e_ = (call);                                            \
+    if (e_ != cudaSuccess) {                                            \
+      snprintf (err, err_len, "%s failed: %s", #call,                   \
+          cudaGetErrorString (e_));                                     \
+      return 0;                                                         \
+    }                                                                   \
+  } while (0)
+
+/* The smallest 2^a 3^b 5^c 7^d >= n. */
+int
+friendly (int n)
+{
+  for (int m = n;; m++) {
+    int r = m;
+    for (int f = 2; f <= 7; f++)
+      while (r % f == 0)
+        r /= f;
+    if (r == 1)
+      return m;
+  }
+}
+
+__device__ __forceinline__ float channel (unsigned char v, int) { return v; }
+__device__ __forceinline__ float channel (float v, int) { return v; }
+__device__ __forceinline__ float channel (uchar4 v, int c)
+{
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ float channel (float4 v, int c)
+{
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+}
+
+/* padded frame -> zero-extended real planes */
+template <typename In>
+__global__ void
+pack_kernel (GcvCudaConv p, float *real, int nx, int ny, int channels)
+{
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= nx || y >= ny)
+    return;
+  const bool inside = x < p.width + p.kw - 1 && y < p.height + p.kh - 1;
+  In v = inside ? __ldg (row_ptr<In> (p.src, p.src_pitch, y) + x) : In ();
+  for (int c = 0; c < channels; c++)
+    real[((size_t) c * ny + y) * nx + x] = inside ? channel (v, c) : 0.0f;
+}
+
+__global__ void
+multiply_kernel (cufftComplex * spec, const cufftComplex * filter, size_t n,
+    int channels)
+{
+  size_t k = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n)
+    return;
+  const cufftComplex f = filter[k];
+  for (int c = 0; c < channels; c++) {
+    cufftComplex s = spec[c * n + k];
+    spec[c * n + k] = make_cuFloatComplex (s.x * f.x - s.y * f.y,
+        s.x * f.y + s.y * f.x);
+  }
+}
+
+/* the kernel at the origin of an ny x nx plane */
+__global__ void
+place_kernel (float *plane, const float *taps, int kw, int kh, int nx, int ny)
+{
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < nx && y < ny)
+    plane[(size_t) y * nx + x] = x < kw && y < kh ? taps[y * kw + x] : 0.0f;
+}
+
+/* spectrum -> conj(spectrum) / (nx ny): correlation, inverse scale folded */
+__global__ void
+conjugate_kernel (cufftComplex * s, size_t n, float scale)
+{
+  size_t k = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n)
+    s[k] = make_cuFloatComplex (s[k].x * scale, -s[k].y * scale);
+}
+
+template <typename In>
+__global__ void
+unpack_kernel (GcvCudaConv p, const float *real, int nx, int ny, int channels)
+{
+  typedef typename AccOf<In>::T Acc;
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= p.width || y >= p.height)
+    return;
+  float v[4] = { 0, 0, 0, 0 };
+  for (int c = 0; c < channels; c++)
+    v[c] = real[((size_t) c * ny + y) * nx + x];
+  Acc acc;
+  if constexpr (sizeof (Acc) == sizeof (float4))
+    acc = make_float4 (v[0], v[1], v[2], v[3]);
+  else
+    acc = v[0];
+  store<In> (p, x, y, acc, centre_of<In> (p, x, y));
+}
+
+template <typename In>
+struct FftPass {
+  static cudaError_t launch (const GcvCudaConv & c, GcvCudaFft * f, int slot,
+      bool pack)
+  {
+    dim3 block (32, 8);
+    if (pack)
+      pack_kernel<In> <<<dim3 (div_up (f->nx, 32), div_up (f->ny, 8)), block,
+          0, c.stream>>> (c, f->real[slot], f->nx, f->ny, f->channels);
+    else
+      unpack_kernel<In> <<<dim3 (div_up (c.width, 32), div_up (c.height, 8)),
+          block, 0, c.stream>>> (c, f->real[slot], f->nx, f->ny, f->channels);
+    return cudaGetLastError ();
+  }
+};
+
+}  /* namespace */
+
+extern "C" void
+gcv_cuda_fft_free (GcvCudaFft * f)
+{
+  if (!f)
+    return;
+  for (int s = 0; s < f->n_slots; s++) {
+    if (f->r2c[s])
+      cufftDestroy (f->r2c[s]);
+    if (f->c2r[s])
+      cufftDestroy (f->c2r[s]);
+    if (f->real[s])
+      cudaFreeAsync (f->real[s], f->streams[s]);
+    if (f->spec[s])
+      cudaFreeAsync (f->spec[s], f->streams[s]);
+  }
+  if (f->filter)
+    cudaFreeAsync (f->filter, f->streams[0]);
+  if (f->taps)
+    cudaFreeAsync (f->taps, f->streams[0]);
+  delete[] f->streams;
+  delete[] f->r2c;
+  delete[] f->c2r;
+  delete[] f->real;
+  delete[] f->spec;
+  delete f;
+}
+
+static int
+fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
+{
+  cudaStream_t *streams = f->streams;
+  int n[2] = { f->ny, f->nx };
+  size_t real = (size_t) f->channels * f->ny * f->nx * sizeof (float);
+  size_t spec = (size_t) f->channels * f->ny * (f->nx / 2 + 1)
+      * sizeof (cufftComplex);
+
+  CUDA_TRY (cudaMallocAsync ((void **) &f->filter, (size_t) f->ny
+          * (f->nx / 2 + 1) * sizeof (cufftComplex), streams[0]));
+  CUDA_TRY (cudaMallocAsync ((void **) &f->taps, sizeof (float) * kw * kh,
+          streams[0]));
+  for (int s = 0; s < f->n_slots; s++) {
+    CUDA_TRY (cudaMallocAsync ((void **) &f->real[s], real, streams[s]));
+    CUDA_TRY (cudaMallocAsync ((void **) &f->spec[s], spec, streams[s]));
+    FFT_TRY (cufftPlanMany (&f->r2c[s], 2, n, NULL, 1, 0, NULL, 1, 0,
+            CUFFT_R2C, f->channels));
+    FFT_TRY (cufftPlanMany (&f->c2r[s], 2, n, NULL, 1, 0, NULL, 1, 0,
+            CUFFT_C2R, f->channels));
+    FFT_TRY (cufftSetStream (f->r2c[s], streams[s]));
+    FFT_TRY (cufftSetStream (f->c2r[s], streams[s]));
+  }
+  return 1;
+}
+
+extern "C" GcvCudaFft *
+gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
+    int n_slots, cudaStream_t * streams, char *err, size_t err_len)
+{
+  GcvCudaFft *f = new GcvCudaFft ();
+  f->nx = friendly (width + kw - 1);
+  f->ny = friendly (height + kh - 1);
+  f->channels = channels;
+  f->n_slots = n_slots;
+  f->streams = new cudaStream_t[n_slots];
+  for (int s = 0; s < n_slots; s++)
+    f->streams[s] = streams[s];
+  f->r2c = new cufftHandle[n_slots] ();
+  f->c2r = new cufftHandle[n_slots] ();
+  f->real = new float *[n_slots] ();
+  f->spec = new cufftComplex *[n_slots] ();
+  if (!fft_setup (f, kw, kh, err, err_len)) {
+    gcv_cuda_fft_free (f);
+    return NULL;
+  }
+  return f;
+}
+
+extern "C" void
+gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny)
+{
+  *nx = f->nx;
+  *ny = f->ny;
+}
+
+/* The filter spectrum, made through slot 0's buffers on its stream and
+ * waited for, so every slot can use it. `taps` (kh x kw) is host memory;
+ * no frame may be in flight. */
+extern "C" int
+gcv_cuda_fft_set_filter (GcvCudaFft * f, const float *taps, int kw, int kh,
+    char *err, size_t err_len)
+{
+  size_t n = (size_t) f->ny * (f->nx / 2 + 1);
+  cudaStream_t stream = f->streams[0];
+  cufftHandle plan;
+  int dims[2] = { f->ny, f->nx };
+
+  CUDA_TRY (cudaMemcpyAsync (f->taps, taps, sizeof (float) * kw * kh,
+          cudaMemcpyHostToDevice, stream));
+  place_kernel<<<dim3 (div_up (f->nx, 32), div_up (f->ny, 8)), dim3 (32, 8),
+      0, stream>>> (f->real[0], f->taps, kw, kh, f->nx, f->ny);
+  CUDA_TRY (cudaGetLastError ());
+  FFT_TRY (cufftPlanMany (&plan, 2, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C,
+          1));
+  cufftResult r = cufftSetStream (plan, stream);
+  if (r == CUFFT_SUCCESS)
+    r = cufftExecR2C (plan, f->real[0], f->filter);
+  cufftDestroy (plan);
+  if (r != CUFFT_SUCCESS) {
+    snprintf (err, err_len, "cufftExecR2C (filter) failed: %s",
+        cufft_name (r));
+    return 0;
+  }
+  conjugate_kernel<<<div_up ((unsigned) n, 256), 256, 0, stream>>> (f->filter,
+      n, 1.0f / ((float) f->nx * f->ny));
+  CUDA_TRY (cudaGetLastError ());
+  CUDA_TRY (cudaStreamSynchronize (stream));
+  return 1;
+}
+
+extern "C" int
+gcv_cuda_fft_run (GcvCudaFft * f, int slot, const GcvCudaConv * c, char *err,
+    size_t err_len)
+{
+  size_t n = (size_t) f->ny * (f->nx / 2 + 1);
+
+  CUDA_TRY (GCV_DISPATCH_PIXEL (FftPass, *c, *c, f, slot, true));
+  FFT_TRY (cufftExecR2C (f->r2c[slot], f->real[slot], f->spec[slot]));
+  multiply_kernel<<<div_up ((unsigned) n, 256), 256, 0, c->stream>>> (
+      f->spec[slot], f->filter, n, f->channels);
+  CUDA_TRY (cudaGetLastError ());
+  FFT_TRY (cufftExecC2R (f->c2r[slot], f->spec[slot], f->real[slot]));
+  CUDA_TRY (GCV_DISPATCH_PIXEL (FftPass, *c, *c, f, slot, false));
+  return 1;
+}

@@ -1,0 +1,136 @@
+/* The dispatcher's variants and its analytic heuristic. */
+#include "gcv-dispatch.h"
+#include "gcv-private.h"
+
+#include <math.h>
+#include <string.h>
+
+gchar *
+gcv_variant_to_string (const GcvVariant * v)
+{
+  switch (v->family) {
+    case GCV_ALGORITHM_TILED:
+      return v->ty ? g_strdup_printf ("tiled ty=%d", v->ty) :
+          g_strdup ("tiled");
+    case GCV_ALGORITHM_REGISTER:
+      return g_strdup_printf ("register p=%d block=%d", v->p ? v->p : 8,
+          v->block ? v->block : 128);
+    case GCV_ALGORITHM_SEPARABLE:
+      return v->ty ? g_strdup_printf ("separable fused ty=%d", v->ty) :
+          g_strdup ("separable two-pass");
+    default:
+      return g_strdup (gcv_algorithm_nick (v->family));
+  }
+}
+
+/* "family [word] [key=value ...]" as gcv_variant_to_string() writes it. */
+gboolean
+gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
+{
+  gchar **words = g_strsplit_set (text ? text : "", " \t", -1);
+  gboolean ok = FALSE, found = FALSE;
+  guint n = 0;
+
+  memset (v, 0, sizeof (*v));
+  for (gchar ** w = words; *w; w++) {
+    if (!**w)
+      continue;
+    if (n++ == 0) {
+      for (gint a = GCV_ALGORITHM_DIRECT; a <= GCV_ALGORITHM_FFT; a++)
+        if (strcmp (*w, gcv_algorithm_nick (a)) == 0) {
+          v->family = a;
+          found = TRUE;
+        }
+      if (!found) {
+        g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+            "unknown kernel family '%s'", *w);
+        goto out;
+      }
+      if (v->family == GCV_ALGORITHM_SEPARABLE)
+        v->ty = 4;
+      continue;
+    }
+    if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "two-pass") == 0) {
+      v->ty = 0;
+      continue;
+    }
+    if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "fused") == 0)
+      continue;
+    {
+      gchar *eq = strchr (*w, '=');
+      gchar *end = NULL;
+      gint64 val = eq ? g_ascii_strtoll (eq + 1, &end, 10) : 0;
+      gint *field = NULL;
+      if (eq) {
+        *eq = '\0';
+        if (strcmp (*w, "ty") == 0 && (v->family == GCV_ALGORITHM_TILED
+                || v->family == GCV_ALGORITHM_SEPARABLE))
+          field = &v->ty;
+        else if (strcmp (*w, "p") == 0 && v->family == GCV_ALGORITHM_REGISTER)
+          field = &v->p;
+        else if (strcmp (*w, "block") == 0
+            && v->family == GCV_ALGORITHM_REGISTER)
+          field = &v->block;
+      }
+      if (!field || !end || *end || val < 1 || val > 1024) {
+        g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+            "bad parameter '%s%s%s' for %s", *w, eq ? "=" : "",
+            eq ? eq + 1 : "", gcv_algorithm_nick (v->family));
+        goto out;
+      }
+      *field = (gint) val;
+    }
+  }
+  if (!found)
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "empty variant");
+  ok = found;
+out:
+  g_strfreev (words);
+  return ok;
+}
+
+/* Bytes one output sample costs in memory traffic (read + write). */
+static gdouble
+sample_bytes (GcvFormat f)
+{
+  return f == GCV_FORMAT_GRAY8 ? 2.0 : 8.0;
+}
+
+static guint
+channels_of (GcvFormat f)
+{
+  return gcv_format_channels (f) == 4 ? 3 : 1;
+}
+
+/* Direct 2D: the larger of its arithmetic (at half the FMA rate, a fair
+ * expectation for a tuned kernel) and its memory traffic. FFT: about ten
+ * passes over the padded planes (pack, two transforms of ~3 passes, the
+ * product, unpack), bandwidth-bound. */
+gboolean
+gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
+    const GcvDeviceInfo * dev)
+{
+  gdouble px = (gdouble) key->width * key->height;
+  gdouble ch = channels_of (key->format);
+  gdouble direct = MAX (px * ch * key->kw * key->kh / (0.5 * dev->fma_per_s),
+      px * sample_bytes (key->format) / dev->bytes_per_s);
+  gdouble padded = (gdouble) (key->width + key->kw) * (key->height + key->kh);
+  gdouble fft = 10.0 * padded * ch * 8.0 / dev->bytes_per_s;
+  return fft < direct;
+}
+
+void
+gcv_dispatch_heuristic (const GcvDispatchKey * key,
+    const GcvDeviceInfo * dev, GcvVariant * v)
+{
+  memset (v, 0, sizeof (*v));
+  if (key->separable) {
+    v->family = GCV_ALGORITHM_SEPARABLE;
+    v->ty = 4;                  /* fused where an instance fits */
+  } else if (gcv_dispatch_prefers_fft (key, dev)) {
+    v->family = GCV_ALGORITHM_FFT;
+  } else {
+    /* the adaptive-tiling rule picks the tile height at plan time */
+    v->family = GCV_ALGORITHM_TILED;
+  }
+}
