@@ -9,6 +9,7 @@
 #include "gcv-private.h"
 #include "gcv-cuda.h"
 #include "gcv-dispatch.h"
+#include "gcv-tuning.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ typedef struct {
   gint device;
   GcvCudaDevice props;          /* what the launchers size tiles with */
   GcvDeviceInfo info;           /* what the dispatcher decides with */
+  GcvTuningTable *table;        /* measured choices, or NULL */
+  const gchar *table_source;    /* "tuning-file", "cache" or "shipped" */
   gchar *description;
 } CudaEngine;
 
@@ -186,8 +189,24 @@ cuda_engine_new (gint device_id, GError ** error)
   e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
   e->props.regs_per_sm = prop.regsPerMultiprocessor;
   device_info (&e->info, &prop, dev);
+  e->table = gcv_tuning_find (NULL, prop.name, &e->table_source, NULL);
   e->description = g_strdup_printf ("cuda:%d %s", dev, prop.name);
   return e;
+}
+
+static gboolean
+cuda_set_tuning_file (gpointer engine, const gchar * path, GError ** error)
+{
+  CudaEngine *e = engine;
+  const gchar *source = NULL;
+  GcvTuningTable *t = gcv_tuning_find (path, e->info.name, &source, error);
+
+  if (!t && path)
+    return FALSE;
+  gcv_tuning_table_free (e->table);
+  e->table = t;
+  e->table_source = source;
+  return TRUE;
 }
 
 static const gchar *
@@ -200,6 +219,7 @@ static void
 cuda_engine_free (gpointer engine)
 {
   CudaEngine *e = engine;
+  gcv_tuning_table_free (e->table);
   g_free (e->info.name);
   g_free (e->description);
   g_free (e);
@@ -409,14 +429,20 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   };
   GcvVariant *v = &cp->variant;
   const gchar *source = "heuristic", *note = "";
-  gchar *name;
+  gchar *name, *table_source = NULL;
 
   if (plan->forced_variant) {
     if (!gcv_variant_parse (plan->forced_variant, v, error))
-      return FALSE;
+      return FALSE;     /* checked when it was set: cannot happen */
     source = "forced";
   } else {
-    gcv_dispatch_heuristic (&key, &e->info, v);
+    const GcvTuningRow *row = gcv_tuning_table_lookup (e->table, &key);
+    if (row) {
+      *v = row->variant;
+      source = table_source = g_strdup_printf ("table: %s", e->table_source);
+    } else {
+      gcv_dispatch_heuristic (&key, &e->info, v);
+    }
     if (plan->requested != GCV_ALGORITHM_AUTO
         && plan->requested != v->family) {
       memset (v, 0, sizeof (*v));
@@ -476,6 +502,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     if (!cp->fft || !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
             err, sizeof (err))) {
       g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
+      g_free (table_source);
       return FALSE;
     }
   }
@@ -496,6 +523,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
         params ? params + 1 : "", source, note);
   }
   g_free (name);
+  g_free (table_source);
   return TRUE;
 }
 
@@ -788,6 +816,7 @@ static const GcvBackend cuda_backend = {
   cuda_plan_free,
   cuda_get_stream,
   cuda_get_device_input,
+  cuda_set_tuning_file,
   cuda_host_alloc,
   cuda_host_free,
 };

@@ -1,6 +1,7 @@
 /* Engines and plans: argument checks, then the chosen backend does the work. */
 #include "gcv-private.h"
 #include "gcv-dispatch.h"
+#include "gcv-tuning.h"
 
 #include <stdarg.h>
 
@@ -53,6 +54,22 @@ gcv_engine_get_backend (GcvEngine * engine)
 {
   return engine->backend == &gcv_cpu_backend ? GCV_BACKEND_CPU :
       GCV_BACKEND_CUDA;
+}
+
+gboolean
+gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
+    GError ** error)
+{
+  GcvTuningTable *t;
+
+  if (engine->backend->set_tuning_file)
+    return engine->backend->set_tuning_file (engine->state, path, error);
+  /* no dispatcher here, but a broken file is still worth saying */
+  if (!path)
+    return TRUE;
+  t = gcv_tuning_table_load (path, error);
+  gcv_tuning_table_free (t);
+  return t != NULL;
 }
 
 const gchar *

@@ -35,6 +35,8 @@ typedef struct {
   /* optional: device access, NULL on the CPU backend */
   gpointer (*get_cuda_stream) (gpointer state, guint slot);
   gboolean (*get_device_input) (gpointer state, guint slot, GcvImage * img);
+  gboolean (*set_tuning_file) (gpointer engine, const gchar * path,
+      GError ** error);
   gpointer (*host_alloc) (gpointer engine, gsize size, GError ** error);
   void (*host_free) (gpointer engine, gpointer mem);
 } GcvBackend;

@@ -183,6 +183,11 @@ gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
 GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
     GError ** error);
 GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
+/* The dispatcher's table: this file instead of the cached or shipped table
+ * for the device. FALSE (and the previous table kept) when it cannot be read
+ * or parsed. The CPU backend has no dispatcher; it only checks the file. */
+gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
+    GError ** error);
 const gchar *gcv_engine_describe (GcvEngine * engine);
 void gcv_engine_free (GcvEngine * engine);
 

@@ -663,12 +663,14 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
   GcvBackendKind backend;
   gint device_id;
   guint queue_depth;
+  g_autofree gchar *tuning_file = NULL;
   GError *error = NULL;
 
   GST_OBJECT_LOCK (self);
   backend = self->backend;
   device_id = self->cuda_device_id;
   queue_depth = self->queue_depth;
+  tuning_file = g_strdup (self->tuning_file);
   self->settings_changed = TRUE;
   GST_OBJECT_UNLOCK (self);
 
@@ -697,6 +699,13 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
         (NULL));
     g_error_free (error);
     return FALSE;
+  }
+  /* a table that cannot be used leaves the built-in choices, not a failure */
+  if (tuning_file && !gcv_engine_set_tuning_file (self->engine, tuning_file,
+          &error)) {
+    GST_ELEMENT_WARNING (self, RESOURCE, READ,
+        ("Ignoring tuning-file: %s", error->message), (NULL));
+    g_clear_error (&error);
   }
   /* The CPU engine finishes each frame before the next, so one suffices. */
   self->depth = gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA ?
