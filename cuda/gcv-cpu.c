@@ -369,6 +369,7 @@ const GcvBackend gcv_cpu_backend = {
   cpu_available,
   cpu_engine_new,
   cpu_engine_describe,
+  NULL,
   cpu_engine_free,
   cpu_plan_new,
   cpu_plan_set_filter,

@@ -209,6 +209,12 @@ cuda_set_tuning_file (gpointer engine, const gchar * path, GError ** error)
   return TRUE;
 }
 
+static gint
+cuda_engine_device (gpointer engine)
+{
+  return ((CudaEngine *) engine)->device;
+}
+
 static const gchar *
 cuda_engine_describe (gpointer engine)
 {
@@ -377,6 +383,10 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
       return FALSE;
     s->taps_serial = 0;
   }
+  /* stream-ordered allocations: make them usable from any stream */
+  for (guint i = 0; i < cp->n_slots; i++)
+    if (!CHECK (cudaStreamSynchronize (cp->slots[i].stream), OP_OTHER))
+      return FALSE;
   cp->pad_pitch = pad_pitch;
   cp->raw_pitch = raw_pitch;
   cp->tmp_pitch = tmp_pitch;
@@ -808,6 +818,7 @@ static const GcvBackend cuda_backend = {
   cuda_available,
   cuda_engine_new,
   cuda_engine_describe,
+  cuda_engine_device,
   cuda_engine_free,
   cuda_plan_new,
   cuda_plan_set_filter,

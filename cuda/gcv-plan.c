@@ -56,6 +56,13 @@ gcv_engine_get_backend (GcvEngine * engine)
       GCV_BACKEND_CUDA;
 }
 
+gint
+gcv_engine_get_device (GcvEngine * engine)
+{
+  return engine->backend->engine_device ?
+      engine->backend->engine_device (engine->state) : -1;
+}
+
 gboolean
 gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
     GError ** error)

@@ -21,6 +21,7 @@ typedef struct {
   gboolean (*available) (gint device_id, GError ** error);
   gpointer (*engine_new) (gint device_id, GError ** error);
   const gchar *(*engine_describe) (gpointer engine);
+  gint (*engine_device) (gpointer engine);      /* optional: -1 */
   void (*engine_free) (gpointer engine);
   /* Creates the backend's state for a plan; picks a family for `algorithm`
    * and writes a description of it. */

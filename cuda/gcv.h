@@ -183,6 +183,8 @@ gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
 GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
     GError ** error);
 GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
+/* The CUDA device the engine runs on; -1 on the CPU backend. */
+gint gcv_engine_get_device (GcvEngine * engine);
 /* The dispatcher's table: this file instead of the cached or shipped table
  * for the device. FALSE (and the previous table kept) when it cannot be read
  * or parsed. The CPU backend has no dispatcher; it only checks the file. */
@@ -223,7 +225,7 @@ gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
 /* The pitched device buffer that holds the input of `slot` (input format).
  * A frame written there and submitted with src->data equal to img->data and
  * src->on_device set is used in place, with no copy. Valid until the plan's
- * filter changes. */
+ * filter changes; usable from any stream once the plan or filter is set. */
 gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
     GcvImage * img);
 /* Page-locked host memory for frames (plain memory on the CPU backend). */

@@ -1,0 +1,34 @@
+/* Timing with CUDA events on a stream: warm-up runs, then the median, minimum
+ * and maximum of the timed runs. */
+#ifndef BENCH_TIMING_H
+#define BENCH_TIMING_H
+
+#include <glib.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  double median, min, max;      /* milliseconds */
+  guint runs;
+} BenchStats;
+
+/* Work to time: `enqueue` puts one run on the stream; `finish`, when given,
+ * runs on the host after the stop event is recorded (e.g. gcv_plan_wait). */
+typedef void (*BenchFn) (gpointer user);
+
+/* Each run: start event, enqueue, stop event, finish, then the host waits for
+ * the stop event, so runs do not overlap. */
+void bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
+    gpointer user, guint warmup, guint runs, BenchStats * stats);
+
+/* Median, minimum and maximum of n samples (sorts them). */
+void bench_stats_from (double *ms, guint n, BenchStats * stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BENCH_TIMING_H */
