@@ -106,13 +106,15 @@ GST_ELEMENT_REGISTER_DEFINE (gpuconvolve, "gpuconvolve", GST_RANK_NONE,
 
 /* --- properties ---------------------------------------------------------- */
 
+/* No element spec: GObject would validate each value against it before the
+ * setter runs, refusing NaN with a GLib warning, clamping infinities to
+ * finite values and zeroing numbers of another type, so the setter could
+ * not refuse and name bad coefficients itself (SPEC section 6).
+ * floats_from_value() takes numbers of any type. */
 static GParamSpec *
 float_array_pspec (const gchar * name, const gchar * nick, const gchar * blurb)
 {
-  return gst_param_spec_array (name, nick, blurb,
-      g_param_spec_float ("coefficient", "Coefficient", "A coefficient",
-          -G_MAXFLOAT, G_MAXFLOAT, 0.0f,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+  return gst_param_spec_array (name, nick, blurb, NULL,
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 }
 
@@ -909,6 +911,17 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
   return TRUE;
 }
 
+/* Never called: generate_output() does the work. Without a transform
+ * function GstBaseTransform takes the element for always in place, so it
+ * never runs decide_allocation() nor gives propose_allocation() a decide
+ * query, and upstream's ALLOCATION query would go downstream unanswered. */
+static GstFlowReturn
+gst_gpu_convolve_transform (GstBaseTransform * trans, GstBuffer * inbuf,
+    GstBuffer * outbuf)
+{
+  g_return_val_if_reached (GST_FLOW_NOT_SUPPORTED);
+}
+
 static void
 gst_gpu_convolve_before_transform (GstBaseTransform * trans,
     GstBuffer * buffer)
@@ -1029,6 +1042,11 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
   const GParamFlags live = rw | GST_PARAM_MUTABLE_PLAYING;
   const GParamFlags controllable = live | GST_PARAM_CONTROLLABLE;
+  /* For scale, bias and border-value: an unbounded range and lax validation
+   * let NaN and infinities through to the setter, which refuses them with a
+   * warning naming the property; GObject would drop NaN with a GLib
+   * warning of its own, and clamp infinities to finite values. */
+  const GParamFlags unbounded = controllable | G_PARAM_LAX_VALIDATION;
   const GParamFlags ready = rw | GST_PARAM_MUTABLE_READY;
 
   gobject_class->set_property = gst_gpu_convolve_set_property;
@@ -1147,8 +1165,8 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_SCALE,
       g_param_spec_double ("scale", "Scale",
-          "out = bias + scale * sum(K * in)", -G_MAXDOUBLE, G_MAXDOUBLE, 1.0,
-          controllable));
+          "out = bias + scale * sum(K * in)", -INFINITY, INFINITY, 1.0,
+          unbounded));
   /**
    * GstGpuConvolve:bias:
    *
@@ -1158,8 +1176,8 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_BIAS,
       g_param_spec_double ("bias", "Bias",
-          "Added to every output sample, in input units", -G_MAXDOUBLE,
-          G_MAXDOUBLE, 0.0, controllable));
+          "Added to every output sample, in input units", -INFINITY,
+          INFINITY, 0.0, unbounded));
   /**
    * GstGpuConvolve:mode:
    *
@@ -1216,7 +1234,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   g_object_class_install_property (gobject_class, PROP_BORDER_VALUE,
       g_param_spec_double ("border-value", "Border value",
           "Value outside the frame for border=constant, in input units",
-          -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, controllable));
+          -INFINITY, INFINITY, 0.0, unbounded));
   /**
    * GstGpuConvolve:alpha:
    *
@@ -1332,6 +1350,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
       GST_DEBUG_FUNCPTR (gst_gpu_convolve_before_transform);
   trans_class->generate_output =
       GST_DEBUG_FUNCPTR (gst_gpu_convolve_generate_output);
+  trans_class->transform = GST_DEBUG_FUNCPTR (gst_gpu_convolve_transform);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_gpu_convolve_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_gpu_convolve_query);
 

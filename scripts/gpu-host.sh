@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Runs the GPU work of gpuconvolve on a machine with an NVIDIA GPU and no
+# GStreamer development files: the test suites on the CUDA backend (every
+# kernel family), compute-sanitizer over them, and the benchmarks. The build
+# comes from a machine with the toolchain:
+#
+#   meson setup build-gpu -Dcuda=enabled -Dcuda-archs=90 [-Dnpp-root=DIR]
+#   ninja -C build-gpu
+#
+# and a GStreamer runtime unpacked into .gpuhost/ (see docs/building.md).
+#
+#   scripts/gpu-host.sh [-b BUILD] [-o OUT] STEP...
+#
+# Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
+# tune, check-dispatch, soak. Logs go to OUT (default out/gpu); the exit code
+# is non-zero when a step failed.
+set -uo pipefail
+
+build=build-gpu
+out=${OUT:-out}/gpu
+while getopts "b:o:" opt; do
+  case $opt in
+    b) build=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+root=$(pwd)
+mkdir -p "$out"
+
+[ -f .gpuhost/env.sh ] && . .gpuhost/env.sh
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GST_PLUGIN_PATH_1_0=$root/$build/gst GST_PLUGIN_PATH=$root/$build/gst
+export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry.bin
+export GST_PRESET_PATH=$root/presets
+export GPUCONVOLVE_TUNING_PATH=$root/presets/tuning
+xdg=${TMPDIR:-/tmp}/gpuconvolve-xdg
+export XDG_DATA_HOME=$xdg/data XDG_CONFIG_HOME=$xdg/config XDG_CACHE_HOME=$xdg/cache
+export GST_CHECKS= GST_CHECKS_IGNORE=
+
+families="auto direct tiled register separable fft"
+status=0
+summary=$out/summary.txt
+: >"$summary"
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# run NAME TIMEOUT COMMAND...: logs to OUT/NAME.log, notes the result
+run() {
+  local name=$1 limit=$2 rc
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  case $rc in
+    0) note "PASS $name ($((SECONDS - t0)) s)" ;;
+    77) note "SKIP $name: $(grep -m1 SKIP "$out/$name.log")" ;;
+    *) note "FAIL $name (exit $rc, $((SECONDS - t0)) s)"; status=1 ;;
+  esac
+  return $rc
+}
+
+tests_of() { ls "$build"/tests/test-* 2>/dev/null | grep -v '\.p$'; }
+
+step_info() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+      --format=csv | tee -a "$summary"
+  nvcc --version | tail -1 | tee -a "$summary"
+  ls /usr/local/cuda/lib64 | grep -E '^libnpp(c|if)\.so' | tee -a "$summary"
+}
+
+# every test program on the CUDA backend, once per family, in parallel
+step_tests() {
+  local pids=() names=()
+  for t in $(tests_of); do
+    for f in $families; do
+      name=tests-$(basename "$t")-$f
+      (
+        export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$f
+        case $t in *test-stream) export GST_TRACERS=leaks ;; esac
+        export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$f.bin
+        run "$name" 600 "$t"
+      ) &
+      pids+=($!)
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+}
+
+# compute-sanitizer's four tools over the computing tests, on the CUDA
+# backend with the dispatcher's choice and with each family forced
+step_sanitize() {
+  local pids=()
+  for tool in memcheck racecheck initcheck synccheck; do
+    for f in auto tiled register separable fft; do
+      (
+        export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$f
+        export GPUCONVOLVE_TEST_QUICK=1
+        export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-s$tool$f.bin
+        run "sanitize-$tool-$f" 900 compute-sanitizer --tool "$tool" \
+            --error-exitcode 3 --target-processes all \
+            "$build/tests/test-inflight"
+        run "sanitize-$tool-$f-compute" 900 compute-sanitizer --tool "$tool" \
+            --error-exitcode 3 --target-processes all \
+            "$build/tests/test-compute"
+      ) &
+      pids+=($!)
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitize-*.log | sort | uniq -c \
+      | tee -a "$summary"
+}
+
+step_bench_quick() {
+  run bench-quick 300 "$build/bench/gpuconvolve-bench" --quick \
+      --check-element --csv="$out/bench-quick.csv"
+}
+
+step_bench() {
+  run bench 560 "$build/bench/gpuconvolve-bench" --csv="$out/bench.csv"
+  tail -n 80 "$out/bench.log"
+}
+
+step_element_bench() {
+  run element-bench 560 "$build/bench/gpuconvolve-element-bench" \
+      --csv="$out/element-bench.csv"
+  tail -n 40 "$out/element-bench.log"
+}
+
+step_pipelines() {
+  run pipelines 400 bench/pipelines.sh 300 120
+  cat "$out/pipelines.log"
+}
+
+step_tune() {
+  run tune 600 "$build/bench/gpuconvolve-tune" --output="$out/tuning.tbl"
+  tail -n 20 "$out/tune.log"
+}
+
+step_check_dispatch() {
+  run check-dispatch 560 "$build/bench/gpuconvolve-bench" --check-dispatch \
+      --tuning-file="$out/tuning.tbl" --csv="$out/check-dispatch.csv"
+  tail -n 30 "$out/check-dispatch.log"
+}
+
+step_soak() {
+  run soak 600 "$build/tests/soak" --frames=100000 --backend=cuda \
+      --csv="$out/soak.csv"
+  tail -n 20 "$out/soak.log"
+}
+
+for s in "$@"; do
+  fn=step_${s//-/_}
+  if ! declare -f "$fn" >/dev/null; then
+    echo "unknown step $s" >&2
+    exit 2
+  fi
+  note "== $s"
+  $fn
+done
+echo "== summary" && cat "$summary"
+exit $status

@@ -1,0 +1,641 @@
+/* Shared helpers of the gpuconvolve tests. */
+#include "common.h"
+
+#include <gst/video/video.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gcv.h"                /* only for gcv_backend_available() */
+
+static const gchar *backend_nick = "cpu";
+static const gchar *algorithm_nick = "auto";
+
+static const gchar *const algorithms[] = {
+  "auto", "direct", "tiled", "register", "separable", "fft", NULL
+};
+
+/* --- environment -------------------------------------------------------- */
+
+static GMutex log_lock;
+static GPtrArray *log_lines;    /* captured warnings, NULL when not capturing */
+
+static void
+log_hook (GstDebugCategory * category, GstDebugLevel level, const gchar * file,
+    const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  if (level != GST_LEVEL_WARNING
+      || g_strcmp0 (gst_debug_category_get_name (category), "gpuconvolve"))
+    return;
+  g_mutex_lock (&log_lock);
+  if (log_lines)
+    g_ptr_array_add (log_lines, g_strdup (gst_debug_message_get (message)));
+  g_mutex_unlock (&log_lock);
+}
+
+/* The element's debug category must let warnings through to the hook. */
+static void
+open_warning_category (void)
+{
+  GstElement *e = gst_element_factory_make ("gpuconvolve", NULL);
+  GSList *cats, *l;
+  gboolean found = FALSE;
+
+  if (!e) {
+    g_printerr ("The gpuconvolve element is not available; check "
+        "GST_PLUGIN_PATH_1_0\n");
+    exit (1);
+  }
+  gst_object_unref (e);
+  cats = gst_debug_get_all_categories ();
+  for (l = cats; l; l = l->next) {
+    GstDebugCategory *cat = l->data;
+    if (g_str_equal (gst_debug_category_get_name (cat), "gpuconvolve")) {
+      found = TRUE;
+      if (gst_debug_category_get_threshold (cat) < GST_LEVEL_WARNING)
+        gst_debug_category_set_threshold (cat, GST_LEVEL_WARNING);
+    }
+  }
+  g_slist_free (cats);
+  if (!found) {
+    g_printerr ("No \"gpuconvolve\" debug category\n");
+    exit (1);
+  }
+  gst_debug_set_active (TRUE);
+  gst_debug_add_log_function (log_hook, NULL, NULL);
+}
+
+/* Whether a CUDA device is usable, asked in a child process: CUDA set up in
+ * this process would not work in the processes gst-check forks for the
+ * tests. */
+static gboolean
+cuda_usable (gchar ** reason)
+{
+  GString *msg = g_string_new (NULL);
+  gchar buf[256];
+  gssize n;
+  gint fds[2], status = 0;
+  pid_t pid;
+
+  if (pipe (fds) != 0 || (pid = fork ()) < 0) {
+    *reason = g_strdup ("could not start a process to look for one");
+    return FALSE;
+  }
+  if (pid == 0) {
+    GError *err = NULL;
+    gboolean ok = gcv_backend_available (GCV_BACKEND_CUDA, -1, &err);
+    const gchar *why = ok ? "" : err ? err->message : "unknown reason";
+    close (fds[0]);
+    if (write (fds[1], why, strlen (why)) < 0)
+      _exit (2);
+    _exit (ok ? 0 : 1);
+  }
+  close (fds[1]);
+  while ((n = read (fds[0], buf, sizeof (buf))) > 0)
+    g_string_append_len (msg, buf, n);
+  close (fds[0]);
+  waitpid (pid, &status, 0);
+  *reason = g_string_free (msg, FALSE);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+void
+gcvt_init (int *argc, char ***argv)
+{
+  const gchar *b = g_getenv ("GPUCONVOLVE_TEST_BACKEND");
+  const gchar *a = g_getenv ("GPUCONVOLVE_TEST_ALGORITHM");
+
+  if (b && *b)
+    backend_nick = b;
+  if (a && *a)
+    algorithm_nick = a;
+  if (strcmp (backend_nick, "cpu") && strcmp (backend_nick, "cuda")) {
+    g_printerr ("GPUCONVOLVE_TEST_BACKEND must be cpu or cuda, not %s\n",
+        backend_nick);
+    exit (1);
+  }
+  if (!g_strv_contains (algorithms, algorithm_nick)) {
+    g_printerr ("GPUCONVOLVE_TEST_ALGORITHM must be one of auto, direct, "
+        "tiled, register, separable, fft, not %s\n", algorithm_nick);
+    exit (1);
+  }
+  if (gcvt_on_cuda ()) {
+    gchar *reason = NULL;
+    if (!cuda_usable (&reason)) {
+      g_print ("SKIP: no usable CUDA device: %s\n", reason);
+      exit (77);
+    }
+    g_free (reason);
+  }
+  g_print ("gpuconvolve tests: backend=%s algorithm=%s\n", backend_nick,
+      algorithm_nick);
+  /* The leaks tracer, from gst_init on: objects still alive when a test's
+   * process exits fail that test, and test_state_cycles_no_leaks counts
+   * objects through it. */
+  g_setenv ("GST_TRACERS", "leaks", FALSE);
+  gst_check_init (argc, argv);
+  open_warning_category ();
+}
+
+int
+gcvt_run (Suite * suite, const gchar * name)
+{
+  return gst_check_run_suite (suite, name, __FILE__) == 0 ? 0 : 1;
+}
+
+const gchar *
+gcvt_backend (void)
+{
+  return backend_nick;
+}
+
+const gchar *
+gcvt_algorithm (void)
+{
+  return algorithm_nick;
+}
+
+gboolean
+gcvt_on_cuda (void)
+{
+  return g_str_equal (backend_nick, "cuda");
+}
+
+gboolean
+gcvt_forced_separable (void)
+{
+  return g_str_equal (algorithm_nick, "separable");
+}
+
+GstElement *
+gcvt_element_new (void)
+{
+  GstElement *e = gst_element_factory_make ("gpuconvolve", NULL);
+
+  fail_unless (e != NULL, "no gpuconvolve element");
+  gst_util_set_object_arg (G_OBJECT (e), "backend", backend_nick);
+  gcvt_apply_algorithm (e);
+  return e;
+}
+
+void
+gcvt_apply_algorithm (GstElement * element)
+{
+  gst_util_set_object_arg (G_OBJECT (element), "algorithm", algorithm_nick);
+}
+
+gchar *
+gcvt_launch_props (void)
+{
+  return g_strdup_printf ("backend=%s algorithm=%s", backend_nick,
+      algorithm_nick);
+}
+
+gboolean
+gcvt_refused_as_not_separable (GstElement * element, gboolean rank1)
+{
+  if (!gcvt_forced_separable () || rank1)
+    return FALSE;
+  gcvt_expect_start_error (element, GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "algorithm");
+  g_print ("algorithm=separable refuses a kernel that is not rank 1, as "
+      "documented; the rest of this case is skipped\n");
+  return TRUE;
+}
+
+/* --- element and harness ------------------------------------------------ */
+
+GstBus *
+gcvt_bus (GstElement * element)
+{
+  GstBus *bus = gst_element_get_bus (element);
+
+  if (!bus) {
+    bus = gst_bus_new ();
+    gst_element_set_bus (element, bus);
+  }
+  gst_object_unref (bus);       /* the element keeps it */
+  return bus;
+}
+
+void
+gcvt_element_unref (GstElement * element)
+{
+  GstBus *bus = gst_element_get_bus (element);
+
+  if (bus) {
+    /* dropped outside the element's lock: a message may hold the last
+     * reference to a pad, whose unlinking posts to this bus */
+    gst_bus_set_flushing (bus, TRUE);
+    gst_element_set_bus (element, NULL);
+    gst_object_unref (bus);
+  }
+  gst_object_unref (element);
+}
+
+GstHarness *
+gcvt_harness_new (GstElement * element)
+{
+  gcvt_bus (element);
+  return gst_harness_new_with_element (element, "sink", "src");
+}
+
+GstCaps *
+gcvt_caps (RefFormat format, guint width, guint height)
+{
+  return gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING,
+      ref_format_info (format)->name, "width", G_TYPE_INT, width, "height",
+      G_TYPE_INT, height, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+}
+
+void
+gcvt_set_caps (GstHarness * h, RefFormat in, RefFormat out, guint width,
+    guint height)
+{
+  gst_harness_set_caps (h, gcvt_caps (in, width, height), gcvt_caps (out,
+          width, height));
+}
+
+void
+gcvt_drain (GstHarness * h)
+{
+  GstQuery *q = gst_query_new_drain ();
+  gst_pad_peer_query (h->srcpad, q);
+  gst_query_unref (q);
+}
+
+GstBuffer *
+gcvt_process (GstHarness * h, GstBuffer * in)
+{
+  GstBuffer *out;
+
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  gcvt_drain (h);
+  out = gst_harness_try_pull (h);
+  fail_unless (out != NULL, "no output buffer");
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  return out;
+}
+
+/* --- properties --------------------------------------------------------- */
+
+void
+gcvt_floats_value (GValue * array, const gdouble * v, guint n)
+{
+  g_value_init (array, GST_TYPE_ARRAY);
+  for (guint i = 0; i < n; i++) {
+    GValue f = G_VALUE_INIT;
+    g_value_init (&f, G_TYPE_FLOAT);
+    g_value_set_float (&f, (gfloat) v[i]);
+    gst_value_array_append_and_take_value (array, &f);
+  }
+}
+
+void
+gcvt_set_floats (GstElement * element, const gchar * property,
+    const gdouble * v, guint n)
+{
+  GValue array = G_VALUE_INIT;
+
+  gcvt_floats_value (&array, v, n);
+  g_object_set_property (G_OBJECT (element), property, &array);
+  g_value_unset (&array);
+}
+
+guint
+gcvt_n_floats (GstElement * element, const gchar * property)
+{
+  GValue array = G_VALUE_INIT;
+  guint n;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (element), property, &array);
+  n = gst_value_array_get_size (&array);
+  g_value_unset (&array);
+  return n;
+}
+
+gchar *
+gcvt_prop_string (GstElement * element, const gchar * property)
+{
+  GParamSpec *pspec =
+      g_object_class_find_property (G_OBJECT_GET_CLASS (element), property);
+  GValue v = G_VALUE_INIT;
+  gchar *s;
+
+  fail_unless (pspec != NULL, "no property %s", property);
+  g_value_init (&v, pspec->value_type);
+  g_object_get_property (G_OBJECT (element), property, &v);
+  s = gst_value_serialize (&v);
+  g_value_unset (&v);
+  return s;
+}
+
+void
+gcvt_set_params (GstElement * element, const RefParams * p)
+{
+  GObject *o = G_OBJECT (element);
+  const RefKernel *k = p->kernel;
+
+  /* anchors and the separable pair first, so nothing checks the new sizes
+   * against stale values */
+  g_object_set (o, "anchor-x", -1, "anchor-y", -1, NULL);
+  gst_util_set_object_arg (o, "filter", "custom");
+  gcvt_set_floats (element, "row-kernel", NULL, 0);
+  gcvt_set_floats (element, "column-kernel", NULL, 0);
+  if (k) {
+    g_object_set (o, "kernel-width", k->kw, "kernel-height", k->kh, NULL);
+    gcvt_set_floats (element, "kernel", k->k, k->kw * k->kh);
+  } else {
+    gcvt_set_floats (element, "kernel", NULL, 0);
+  }
+  g_object_set (o, "anchor-x", p->anchor_x, "anchor-y", p->anchor_y,
+      "normalize", p->normalize, "scale", p->scale, "bias", p->bias,
+      "border-value", p->border_value, NULL);
+  gst_util_set_object_arg (o, "mode",
+      p->convolution ? "convolution" : "correlation");
+  gst_util_set_object_arg (o, "border", ref_border_nick (p->border));
+  gst_util_set_object_arg (o, "alpha", p->filter_alpha ? "filter" :
+      "passthrough");
+
+  /* every value must have been taken */
+  fail_unless_equals_int (gcvt_n_floats (element, "kernel"),
+      k ? k->kw * k->kh : 0);
+  {
+    gint axr, ayr;
+    g_object_get (o, "anchor-x", &axr, "anchor-y", &ayr, NULL);
+    fail_unless (axr == p->anchor_x && ayr == p->anchor_y,
+        "anchor (%d,%d) was not taken", p->anchor_x, p->anchor_y);
+  }
+}
+
+RefKernel *
+gcvt_random_kernel (GRand * rand, guint kw, guint kh, gboolean rank1)
+{
+  RefKernel *k;
+
+  if (rank1) {
+    gdouble *row = g_new (gdouble, kw), *column = g_new (gdouble, kh);
+    for (guint i = 0; i < kw; i++)
+      row[i] = g_rand_double_range (rand, -0.6, 1.0);
+    for (guint j = 0; j < kh; j++)
+      column[j] = g_rand_double_range (rand, -0.6, 1.0);
+    k = ref_kernel_outer (column, kh, row, kw);
+    g_free (row);
+    g_free (column);
+  } else {
+    k = ref_kernel_new (kw, kh);
+    for (guint i = 0; i < kw * kh; i++)
+      k->k[i] = g_rand_double_range (rand, -0.5, 1.0);
+  }
+  /* what the element gets are floats */
+  for (guint i = 0; i < kw * kh; i++)
+    k->k[i] = (gfloat) k->k[i];
+  return k;
+}
+
+/* --- frames ------------------------------------------------------------- */
+
+RefImage *
+gcvt_random_image (GRand * rand, RefFormat format, guint width, guint height,
+    gdouble lo, gdouble hi)
+{
+  const RefFormatInfo *fi = ref_format_info (format);
+  RefImage *img = ref_image_new (width, height, fi->channels);
+  gsize n = (gsize) width * height * fi->channels;
+
+  for (gsize i = 0; i < n; i++)
+    img->v[i] = fi->is_float ? (gfloat) g_rand_double_range (rand, lo, hi)
+        : g_rand_int_range (rand, 0, 256);
+  return img;
+}
+
+GstBuffer *
+gcvt_buffer_new (const RefImage * img, RefFormat format, gsize stride,
+    gsize offset, gboolean meta)
+{
+  const RefFormatInfo *fi = ref_format_info (format);
+  gsize size;
+  GstBuffer *buf;
+  GstMapInfo map;
+
+  if (stride == 0)
+    stride = ref_default_stride (format, img->width);
+  size = offset + stride * img->height;
+  buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  memset (map.data, 0xa5, size);
+  for (guint y = 0; y < img->height; y++) {
+    guint8 *row = map.data + offset + y * stride;
+    for (guint x = 0; x < img->width; x++) {
+      const gdouble *px = ref_pixel (img, x, y);
+      if (fi->is_float) {
+        gfloat f = (gfloat) px[0];
+        memcpy (row + 4 * x, &f, 4);
+      } else {
+        for (guint c = 0; c < fi->channels; c++)
+          row[fi->pixel_bytes * x + c] = (guint8) px[c];
+      }
+    }
+  }
+  gst_buffer_unmap (buf, &map);
+  if (meta) {
+    gsize offsets[GST_VIDEO_MAX_PLANES] = { offset };
+    gint strides[GST_VIDEO_MAX_PLANES] = { (gint) stride };
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        gst_video_format_from_string (fi->name), img->width, img->height, 1,
+        offsets, strides);
+  }
+  return buf;
+}
+
+void
+gcvt_assert_frame (GstBuffer * out, RefFormat in_format, RefFormat out_format,
+    const RefImage * in, const RefParams * p, const gchar * what)
+{
+  const RefFormatInfo *oi = ref_format_info (out_format);
+  const guint w = in->width, h = in->height;
+  /* output units per input unit */
+  const gdouble unit = in_format == REF_GRAY8 && out_format == REF_GRAY32F ?
+      1.0 / 255.0 : (in_format == REF_GRAY32F && out_format == REF_GRAY8 ?
+      255.0 : 1.0);
+  const gdouble tol = ref_float_tolerance (p, in, unit);
+  GstVideoMeta *meta = gst_buffer_get_video_meta (out);
+  gsize stride = meta ? (gsize) meta->stride[0] :
+      ref_default_stride (out_format, w);
+  gsize offset = meta ? meta->offset[0] : 0;
+  RefImage *ref = ref_filter (in, p);
+  GstMapInfo map;
+  guint bad = 0, total = 0;
+  gchar *first = NULL;
+
+  fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+  fail_unless (map.size >= offset + stride * (h - 1) + w * oi->pixel_bytes,
+      "%s: output of %" G_GSIZE_FORMAT " bytes is too small", what, map.size);
+  for (guint y = 0; y < h; y++) {
+    const guint8 *row = map.data + offset + y * stride;
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < oi->channels; c++) {
+        gdouble e = ref_pixel (ref, x, y)[c], got, expect, allowed;
+        total++;
+        if (oi->is_float) {
+          gfloat f;
+          memcpy (&f, row + 4 * x, 4);
+          got = f;
+          expect = e * unit;
+          allowed = tol;
+        } else {
+          got = row[oi->pixel_bytes * x + c];
+          if (c == 3 && !p->filter_alpha) {
+            expect = ref_pixel (in, x, y)[3];   /* copied exactly */
+            allowed = 0.0;
+          } else {
+            expect = ref_to_u8 (e * unit);
+            allowed = 1.0;
+          }
+        }
+        if (!(fabs (got - expect) <= allowed)) {
+          if (!first)
+            first = g_strdup_printf ("(%u,%u) channel %u: got %.9g, expected "
+                "%.9g (+-%.3g)", x, y, c, got, expect, allowed);
+          bad++;
+        }
+      }
+  }
+  gst_buffer_unmap (out, &map);
+  ref_image_free (ref);
+  if (bad) {
+    gchar *desc = ref_params_describe (p);
+    ck_abort_msg ("%s: %ux%u %s -> %s: %u of %u samples wrong, first at "
+        "%s; %s", what, w, h, ref_format_info (in_format)->name, oi->name,
+        bad, total, first, desc);
+    g_free (desc);
+  }
+  g_free (first);
+}
+
+void
+gcvt_run_and_check (GstElement * element, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    gsize stride, gsize offset, const gchar * what)
+{
+  GstHarness *h = gcvt_harness_new (element);
+  GstBuffer *out;
+
+  gcvt_set_caps (h, in_format, out_format, in->width, in->height);
+  out = gcvt_process (h, gcvt_buffer_new (in, in_format, stride, offset,
+          stride != 0 || offset != 0));
+  gcvt_assert_frame (out, in_format, out_format, in, p, what);
+  gst_buffer_unref (out);
+  fail_unless (gcvt_pop (gcvt_bus (element), GST_MESSAGE_ERROR) == NULL,
+      "%s: error on the bus", what);
+  gst_harness_teardown (h);
+}
+
+/* --- messages and logs -------------------------------------------------- */
+
+static gboolean
+word_char (gchar c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '_';
+}
+
+gboolean
+gcvt_names (const gchar * text, const gchar * word)
+{
+  gsize n = strlen (word);
+
+  for (const gchar * s = text; s && (s = strstr (s, word)); s++)
+    if ((s == text || !word_char (s[-1])) && !word_char (s[n]))
+      return TRUE;
+  return FALSE;
+}
+
+GstMessage *
+gcvt_pop (GstBus * bus, GstMessageType type)
+{
+  return gst_bus_pop_filtered (bus, type);
+}
+
+void
+gcvt_assert_message (GstMessage * msg, GQuark domain, gint code,
+    const gchar * word)
+{
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  fail_unless (msg != NULL, "expected a message naming %s",
+      GST_STR_NULL (word));
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
+    gst_message_parse_error (msg, &err, &debug);
+  else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING)
+    gst_message_parse_warning (msg, &err, &debug);
+  else
+    ck_abort_msg ("a %s message, not an error or warning",
+        GST_MESSAGE_TYPE_NAME (msg));
+  fail_unless (err->domain == domain && err->code == code,
+      "expected %s %d, got %s %d: %s", g_quark_to_string (domain), code,
+      g_quark_to_string (err->domain), err->code, err->message);
+  if (word)
+    fail_unless (gcvt_names (err->message, word), "message \"%s\" does not "
+        "name %s", err->message, word);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+}
+
+void
+gcvt_expect_start_error (GstElement * element, GQuark domain, gint code,
+    const gchar * word)
+{
+  GstBus *bus = gcvt_bus (element);
+
+  fail_unless_equals_int (gst_element_set_state (element, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  gcvt_assert_message (gcvt_pop (bus, GST_MESSAGE_ERROR), domain, code, word);
+  fail_unless_equals_int (gst_element_set_state (element, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+}
+
+void
+gcvt_log_capture_start (void)
+{
+  g_mutex_lock (&log_lock);
+  g_clear_pointer (&log_lines, g_ptr_array_unref);
+  log_lines = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_unlock (&log_lock);
+}
+
+guint
+gcvt_log_count (const gchar * property)
+{
+  guint n = 0;
+
+  g_mutex_lock (&log_lock);
+  for (guint i = 0; log_lines && i < log_lines->len; i++)
+    n += gcvt_names (g_ptr_array_index (log_lines, i), property);
+  g_mutex_unlock (&log_lock);
+  return n;
+}
+
+guint
+gcvt_log_total (void)
+{
+  guint n;
+
+  g_mutex_lock (&log_lock);
+  n = log_lines ? log_lines->len : 0;
+  g_mutex_unlock (&log_lock);
+  return n;
+}
+
+void
+gcvt_log_capture_stop (void)
+{
+  g_mutex_lock (&log_lock);
+  g_clear_pointer (&log_lines, g_ptr_array_unref);
+  g_mutex_unlock (&log_lock);
+}

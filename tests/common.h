@@ -1,0 +1,122 @@
+/* Shared helpers of the gpuconvolve tests: the backend under test, elements
+ * and harnesses, frames in and out, and captured warnings. */
+#ifndef GCVT_COMMON_H
+#define GCVT_COMMON_H
+
+#include <gst/gst.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "reference.h"
+
+G_BEGIN_DECLS
+
+/* --- the backend and kernel family under test --------------------------- */
+
+/* Reads GPUCONVOLVE_TEST_BACKEND (cpu, cuda) and GPUCONVOLVE_TEST_ALGORITHM
+ * (auto, direct, tiled, register, separable, fft); exits 77 (skip) when
+ * CUDA is asked for and no device is usable; then gst_check_init() with
+ * GST_TRACERS=leaks unless GST_TRACERS says otherwise. */
+void gcvt_init (int *argc, char ***argv);
+/* Runs the suite; 0 when every test passed. */
+int gcvt_run (Suite * suite, const gchar * name);
+
+#define GCVT_MAIN(name)                                 \
+  int main (int argc, char **argv)                      \
+  {                                                     \
+    gcvt_init (&argc, &argv);                           \
+    return gcvt_run (name ## _suite (), #name);         \
+  }
+
+const gchar *gcvt_backend (void);
+const gchar *gcvt_algorithm (void);
+gboolean gcvt_on_cuda (void);
+/* algorithm=separable is forced: only rank-1 kernels can run */
+gboolean gcvt_forced_separable (void);
+
+/* A gpuconvolve element with the backend and algorithm under test. */
+GstElement *gcvt_element_new (void);
+/* Sets the algorithm under test again (a preset resets it). */
+void gcvt_apply_algorithm (GstElement * element);
+/* "backend=... algorithm=..." for launch lines */
+gchar *gcvt_launch_props (void);
+/* When algorithm=separable is forced and K is not rank 1: checks that the
+ * element refuses to start (LIBRARY SETTINGS naming "algorithm") and
+ * returns TRUE, the caller then skips the rest. */
+gboolean gcvt_refused_as_not_separable (GstElement * element, gboolean rank1);
+
+/* --- element and harness ------------------------------------------------ */
+
+/* Drops the element's bus (whose messages hold references to the element)
+ * and then the element. */
+void gcvt_element_unref (GstElement * element);
+/* Gives the element a bus, then wraps it in a harness (which starts it). */
+GstHarness *gcvt_harness_new (GstElement * element);
+GstBus *gcvt_bus (GstElement * element);
+GstCaps *gcvt_caps (RefFormat format, guint width, guint height);
+void gcvt_set_caps (GstHarness * h, RefFormat in, RefFormat out, guint width,
+    guint height);
+/* push, drain, pull exactly one buffer */
+GstBuffer *gcvt_process (GstHarness * h, GstBuffer * in);
+void gcvt_drain (GstHarness * h);
+
+/* --- properties --------------------------------------------------------- */
+
+/* An uninitialised `array` becomes a GstValueArray of G_TYPE_FLOAT. */
+void gcvt_floats_value (GValue * array, const gdouble * v, guint n);
+void gcvt_set_floats (GstElement * element, const gchar * property,
+    const gdouble * v, guint n);
+guint gcvt_n_floats (GstElement * element, const gchar * property);
+/* The serialized value, for "kept its value" checks. */
+gchar *gcvt_prop_string (GstElement * element, const gchar * property);
+/* All filter properties from p, K as a custom kernel. */
+void gcvt_set_params (GstElement * element, const RefParams * p);
+/* Random coefficients (float-exact); rank 1 when asked. */
+RefKernel *gcvt_random_kernel (GRand * rand, guint kw, guint kh,
+    gboolean rank1);
+
+/* --- frames ------------------------------------------------------------- */
+
+/* Random samples: 0..255 integers, or floats in [lo, hi] for GRAY32F. */
+RefImage *gcvt_random_image (GRand * rand, RefFormat format, guint width,
+    guint height, gdouble lo, gdouble hi);
+/* The image as a buffer; stride 0 = default. With `meta` it carries a
+ * GstVideoMeta giving offset and stride. Padding bytes are garbage. */
+GstBuffer *gcvt_buffer_new (const RefImage * img, RefFormat format,
+    gsize stride, gsize offset, gboolean meta);
+/* Checks `out` against ref_filter(in, p) within the SPEC tolerances
+ * (8-bit within 1, float within ref_float_tolerance, passthrough alpha
+ * exact). */
+void gcvt_assert_frame (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gchar * what);
+/* One frame through an element whose properties are set: harness, caps,
+ * buffer, check, teardown. */
+void gcvt_run_and_check (GstElement * element, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    gsize stride, gsize offset, const gchar * what);
+
+/* --- messages and logs -------------------------------------------------- */
+
+/* Whether `text` has `word` with no [a-z0-9-] on either side. */
+gboolean gcvt_names (const gchar * text, const gchar * word);
+/* The first message of `type` on the bus, or NULL; non-blocking. */
+GstMessage *gcvt_pop (GstBus * bus, GstMessageType type);
+/* Error or warning message with this domain and code whose text names
+ * `word` (NULL: any). Unrefs the message. */
+void gcvt_assert_message (GstMessage * msg, GQuark domain, gint code,
+    const gchar * word);
+/* READY->PAUSED must fail with this error. */
+void gcvt_expect_start_error (GstElement * element, GQuark domain, gint code,
+    const gchar * word);
+
+/* Collects GST_WARNINGs of the "gpuconvolve" debug category. */
+void gcvt_log_capture_start (void);
+/* Captured warnings naming `property`. */
+guint gcvt_log_count (const gchar * property);
+guint gcvt_log_total (void);
+void gcvt_log_capture_stop (void);
+
+G_END_DECLS
+
+#endif /* GCVT_COMMON_H */

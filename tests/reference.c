@@ -1,0 +1,448 @@
+/* Plain double-precision reference of gpuconvolve, from docs/filters.md. */
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const RefFormatInfo format_infos[REF_N_FORMATS] = {
+  {"RGBA", 4, 4, FALSE},
+  {"BGRA", 4, 4, FALSE},
+  {"RGBx", 4, 4, FALSE},
+  {"BGRx", 4, 4, FALSE},
+  {"GRAY8", 1, 1, FALSE},
+  {"GRAY32F", 4, 1, TRUE},
+};
+
+const RefFormatInfo *
+ref_format_info (RefFormat format)
+{
+  g_assert (format < REF_N_FORMATS);
+  return &format_infos[format];
+}
+
+gsize
+ref_default_stride (RefFormat format, guint width)
+{
+  gsize row = (gsize) width * ref_format_info (format)->pixel_bytes;
+  return format == REF_GRAY8 ? (row + 3) / 4 * 4 : row;
+}
+
+static const gchar *const border_nicks[REF_N_BORDERS] = {
+  "constant", "replicate", "reflect", "reflect101", "wrap",
+};
+
+const gchar *
+ref_border_nick (RefBorder border)
+{
+  g_assert (border < REF_N_BORDERS);
+  return border_nicks[border];
+}
+
+/* Folds i into the frame one reflection (or period) at a time, the way the
+ * table in docs/filters.md draws it, until it lands inside. */
+gint
+ref_border_fold (gint i, gint n, RefBorder border)
+{
+  switch (border) {
+    case REF_BORDER_CONSTANT:
+      return i >= 0 && i < n ? i : -1;
+    case REF_BORDER_REPLICATE:         /* a a a | a b c d */
+      return i < 0 ? 0 : (i >= n ? n - 1 : i);
+    case REF_BORDER_REFLECT:           /* c b a | a b c d */
+      while (i < 0 || i >= n)
+        i = i < 0 ? -i - 1 : 2 * n - 1 - i;
+      return i;
+    case REF_BORDER_REFLECT101:        /* d c b | a b c d */
+      if (n == 1)
+        return 0;
+      while (i < 0 || i >= n)
+        i = i < 0 ? -i : 2 * n - 2 - i;
+      return i;
+    case REF_BORDER_WRAP:              /* b c d | a b c d */
+      while (i < 0)
+        i += n;
+      while (i >= n)
+        i -= n;
+      return i;
+    default:
+      g_assert_not_reached ();
+  }
+  return -1;
+}
+
+/* --- images and kernels ------------------------------------------------- */
+
+RefImage *
+ref_image_new (guint width, guint height, guint channels)
+{
+  RefImage *img = g_new0 (RefImage, 1);
+  img->width = width;
+  img->height = height;
+  img->channels = channels;
+  img->v = g_new0 (gdouble, (gsize) width * height * channels);
+  return img;
+}
+
+RefImage *
+ref_image_copy (const RefImage * img)
+{
+  RefImage *c = ref_image_new (img->width, img->height, img->channels);
+  memcpy (c->v, img->v, sizeof (gdouble) * img->width * img->height *
+      img->channels);
+  return c;
+}
+
+void
+ref_image_free (RefImage * img)
+{
+  if (!img)
+    return;
+  g_free (img->v);
+  g_free (img);
+}
+
+gdouble
+ref_image_max_abs (const RefImage * img)
+{
+  gdouble m = 0.0;
+  gsize n = (gsize) img->width * img->height * img->channels;
+  for (gsize i = 0; i < n; i++)
+    m = MAX (m, fabs (img->v[i]));
+  return m;
+}
+
+RefKernel *
+ref_kernel_new (guint kw, guint kh)
+{
+  RefKernel *k = g_new0 (RefKernel, 1);
+  k->kw = kw;
+  k->kh = kh;
+  k->k = g_new0 (gdouble, (gsize) kw * kh);
+  return k;
+}
+
+RefKernel *
+ref_kernel_copy (const RefKernel * k)
+{
+  RefKernel *c = ref_kernel_new (k->kw, k->kh);
+  memcpy (c->k, k->k, sizeof (gdouble) * k->kw * k->kh);
+  return c;
+}
+
+void
+ref_kernel_free (RefKernel * k)
+{
+  if (!k)
+    return;
+  g_free (k->k);
+  g_free (k);
+}
+
+RefKernel *
+ref_kernel_outer (const gdouble * column, guint kh, const gdouble * row,
+    guint kw)
+{
+  RefKernel *k = ref_kernel_new (kw, kh);
+  for (guint j = 0; j < kh; j++)
+    for (guint i = 0; i < kw; i++)
+      k->k[j * kw + i] = column[j] * row[i];
+  return k;
+}
+
+gdouble
+ref_kernel_sum (const RefKernel * k)
+{
+  gdouble s = 0.0;
+  for (guint i = 0; i < k->kw * k->kh; i++)
+    s += k->k[i];
+  return s;
+}
+
+gdouble
+ref_kernel_sum_abs (const RefKernel * k)
+{
+  gdouble s = 0.0;
+  for (guint i = 0; i < k->kw * k->kh; i++)
+    s += fabs (k->k[i]);
+  return s;
+}
+
+gboolean
+ref_kernel_is_rank1 (const RefKernel * k)
+{
+  guint best = 0;
+  gdouble p, err = 0.0;
+
+  for (guint i = 1; i < k->kw * k->kh; i++)
+    if (fabs (k->k[i]) > fabs (k->k[best]))
+      best = i;
+  p = k->k[best];
+  if (p == 0.0)
+    return TRUE;                /* all zero */
+  for (guint j = 0; j < k->kh; j++)
+    for (guint i = 0; i < k->kw; i++) {
+      gdouble row = k->k[(best / k->kw) * k->kw + i];
+      gdouble column = k->k[j * k->kw + best % k->kw] / p;
+      err += fabs (k->k[j * k->kw + i] - column * row);
+    }
+  return err <= 1e-6 * ref_kernel_sum_abs (k);
+}
+
+/* --- built-in filters (docs/filters.md, "Built-in filters") ------------- */
+
+/* binomial(m): the m coefficients C(m-1, t) */
+static gdouble *
+binomial (guint m)
+{
+  gdouble *b = g_new (gdouble, m);
+  for (guint t = 0; t < m; t++) {
+    gdouble c = 1.0;
+    for (guint u = 1; u <= t; u++)
+      c = c * (m - 1 - t + u) / u;
+    b[t] = c;
+  }
+  return b;
+}
+
+/* full discrete convolution, na + nb - 1 values */
+static gdouble *
+full_convolve (const gdouble * a, guint na, const gdouble * b, guint nb)
+{
+  gdouble *out = g_new0 (gdouble, na + nb - 1);
+  for (guint k = 0; k < na + nb - 1; k++)
+    for (guint i = 0; i < na; i++)
+      if (k >= i && k - i < nb)
+        out[k] += a[i] * b[k - i];
+  return out;
+}
+
+static RefKernel *
+gaussian_2d (guint n, gdouble sigma)
+{
+  gdouble *g = g_new (gdouble, n), sum = 0.0, c = (n - 1) / 2.0;
+  RefKernel *k;
+
+  for (guint i = 0; i < n; i++) {
+    g[i] = exp (-(i - c) * (i - c) / (2.0 * sigma * sigma));
+    sum += g[i];
+  }
+  for (guint i = 0; i < n; i++)
+    g[i] /= sum;
+  k = ref_kernel_outer (g, n, g, n);
+  g_free (g);
+  return k;
+}
+
+RefKernel *
+ref_builtin (const gchar * nick, guint n, gdouble sigma)
+{
+  RefKernel *k = NULL;
+  const gdouble c = (n - 1) / 2.0;
+  const guint centre = (n - 1) / 2;
+
+  if (g_str_equal (nick, "box")) {
+    k = ref_kernel_new (n, n);
+    for (guint i = 0; i < n * n; i++)
+      k->k[i] = 1.0 / ((gdouble) n * n);
+  } else if (g_str_equal (nick, "gaussian")) {
+    k = gaussian_2d (n, sigma);
+  } else if (g_str_equal (nick, "sharpen")) {
+    k = gaussian_2d (n, sigma);
+    for (guint i = 0; i < n * n; i++)
+      k->k[i] = -k->k[i];
+    k->k[centre * n + centre] += 2.0;
+  } else if (g_str_equal (nick, "laplacian")) {
+    static const gdouble second[3] = { 1.0, -2.0, 1.0 };
+    gdouble *b, *d2, *s;
+    if (n < 3)
+      return NULL;
+    b = binomial (n - 2);
+    d2 = full_convolve (b, n - 2, second, 3);
+    s = g_new0 (gdouble, n);
+    for (guint t = 0; t < n - 2; t++)
+      s[t + 1] = b[t];
+    k = ref_kernel_new (n, n);
+    for (guint j = 0; j < n; j++)
+      for (guint i = 0; i < n; i++)
+        k->k[j * n + i] = s[j] * d2[i] + d2[j] * s[i];
+    g_free (b);
+    g_free (d2);
+    g_free (s);
+  } else if (g_str_equal (nick, "sobel-x") || g_str_equal (nick, "sobel-y")) {
+    static const gdouble diff[2] = { -1.0, 1.0 };
+    gdouble *s, *b, *d;
+    if (n < 3)
+      return NULL;
+    s = binomial (n);
+    b = binomial (n - 1);
+    d = full_convolve (b, n - 1, diff, 2);
+    k = g_str_equal (nick, "sobel-x") ? ref_kernel_outer (s, n, d, n)
+        : ref_kernel_outer (d, n, s, n);
+    g_free (s);
+    g_free (b);
+    g_free (d);
+  } else if (g_str_equal (nick, "scharr-x")) {
+    static const gdouble smooth[3] = { 3.0, 10.0, 3.0 }, deriv[3] = { -1.0,
+      0.0, 1.0
+    };
+    k = ref_kernel_outer (smooth, 3, deriv, 3);
+  } else if (g_str_equal (nick, "scharr-y")) {
+    static const gdouble smooth[3] = { 3.0, 10.0, 3.0 }, deriv[3] = { -1.0,
+      0.0, 1.0
+    };
+    k = ref_kernel_outer (deriv, 3, smooth, 3);
+  } else if (g_str_equal (nick, "emboss")) {
+    k = ref_kernel_new (n, n);
+    for (guint j = 0; j < n; j++)
+      for (guint i = 0; i < n; i++)
+        k->k[j * n + i] = (i - c) + (j - c);
+    k->k[centre * n + centre] += 1.0;
+  } else if (g_str_equal (nick, "log")) {
+    gdouble mean = 0.0, s2 = sigma * sigma;
+    k = ref_kernel_new (n, n);
+    for (guint j = 0; j < n; j++)
+      for (guint i = 0; i < n; i++) {
+        gdouble r2 = (i - c) * (i - c) + (j - c) * (j - c);
+        k->k[j * n + i] = -1.0 / (G_PI * s2 * s2) * (1.0 - r2 / (2.0 * s2))
+            * exp (-r2 / (2.0 * s2));
+        mean += k->k[j * n + i] / ((gdouble) n * n);
+      }
+    for (guint i = 0; i < n * n; i++)
+      k->k[i] -= mean;
+  } else if (g_str_equal (nick, "dog")) {
+    RefKernel *wide = gaussian_2d (n, 1.6 * sigma);
+    k = gaussian_2d (n, sigma);
+    for (guint i = 0; i < n * n; i++)
+      k->k[i] -= wide->k[i];
+    ref_kernel_free (wide);
+  } else {
+    g_error ("unknown built-in filter %s", nick);
+  }
+  return k;
+}
+
+/* --- the filter --------------------------------------------------------- */
+
+void
+ref_params_init (RefParams * p, const RefKernel * kernel)
+{
+  memset (p, 0, sizeof (*p));
+  p->kernel = kernel;
+  p->anchor_x = p->anchor_y = -1;
+  p->scale = 1.0;
+  p->border = REF_BORDER_REPLICATE;
+}
+
+static gdouble identity_tap = 1.0;
+static const RefKernel identity = { 1, 1, &identity_tap };
+
+static const RefKernel *
+params_kernel (const RefParams * p)
+{
+  return p->kernel ? p->kernel : &identity;
+}
+
+gdouble
+ref_effective_scale (const RefParams * p)
+{
+  const RefKernel *k = params_kernel (p);
+  gdouble sum = ref_kernel_sum (k);
+
+  if (p->normalize && fabs (sum) > 1e-9 * ref_kernel_sum_abs (k))
+    return p->scale / sum;
+  return p->scale;
+}
+
+gchar *
+ref_params_describe (const RefParams * p)
+{
+  const RefKernel *k = params_kernel (p);
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "kernel %ux%u [", k->kw, k->kh);
+  for (guint i = 0; i < k->kw * k->kh && i < 12; i++)
+    g_string_append_printf (s, "%s%.4g", i ? " " : "", k->k[i]);
+  g_string_append_printf (s, "%s] anchor (%d,%d) %s normalize=%d scale=%.6g "
+      "bias=%.6g border=%s border-value=%.6g alpha=%s",
+      k->kw * k->kh > 12 ? " ..." : "", p->anchor_x, p->anchor_y,
+      p->convolution ? "convolution" : "correlation", p->normalize, p->scale,
+      p->bias, ref_border_nick (p->border), p->border_value,
+      p->filter_alpha ? "filter" : "passthrough");
+  return g_string_free (s, FALSE);
+}
+
+RefImage *
+ref_filter (const RefImage * in, const RefParams * p)
+{
+  const RefKernel *k = params_kernel (p);
+  const gint w = in->width, h = in->height;
+  const gint ax = p->anchor_x < 0 ? ((gint) k->kw - 1) / 2 : p->anchor_x;
+  const gint ay = p->anchor_y < 0 ? ((gint) k->kh - 1) / 2 : p->anchor_y;
+  const gdouble scale = ref_effective_scale (p);
+  const guint filtered = in->channels == 4 && !p->filter_alpha ? 3 :
+      in->channels;
+  RefImage *out = ref_image_copy (in);
+
+  for (gint y = 0; y < h; y++)
+    for (gint x = 0; x < w; x++)
+      for (guint c = 0; c < filtered; c++) {
+        gdouble sum = 0.0;
+        for (gint j = 0; j < (gint) k->kh; j++)
+          for (gint i = 0; i < (gint) k->kw; i++) {
+            /* correlation reads K over in(x + i - ax); convolution is the
+             * textbook sum of K[j][i] * in(x - (i - ax)) */
+            gint sx = p->convolution ? x - i + ax : x + i - ax;
+            gint sy = p->convolution ? y - j + ay : y + j - ay;
+            gint fx = ref_border_fold (sx, w, p->border);
+            gint fy = ref_border_fold (sy, h, p->border);
+            gdouble v = fx < 0 || fy < 0 ? p->border_value :
+                ref_pixel (in, fx, fy)[c];
+            sum += k->k[j * k->kw + i] * v;
+          }
+        ref_pixel (out, x, y)[c] = p->bias + scale * sum;
+      }
+  return out;
+}
+
+gdouble
+ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
+{
+  gdouble m = ref_image_max_abs (in);
+
+  if (p->border == REF_BORDER_CONSTANT)
+    m = MAX (m, fabs (p->border_value));
+  return 1e-5 * fabs (ref_effective_scale (p)) *
+      ref_kernel_sum_abs (params_kernel (p)) * m * unit + 1e-6;
+}
+
+guint8
+ref_to_u8 (gdouble v)
+{
+  gdouble r;
+
+  if (isnan (v) || v <= 0.0)
+    return 0;
+  if (v >= 255.0)
+    return 255;
+  r = floor (v + 0.5);
+  if (r - v == 0.5 && fmod (r, 2.0) != 0.0)
+    r -= 1.0;                   /* a tie goes to the even neighbour */
+  return (guint8) r;
+}
+
+GRand *
+ref_rand_new (const gchar * what)
+{
+  const gchar *env = g_getenv ("GPUCONVOLVE_TEST_SEED");
+  guint32 seed;
+
+  if (env && *env)
+    seed = (guint32) strtoul (env, NULL, 0);
+  else
+    seed = (guint32) (g_get_real_time () ^ ((gint64) getpid () << 16));
+  g_print ("%s: seed %u (GPUCONVOLVE_TEST_SEED=%u repeats it)\n", what, seed,
+      seed);
+  return g_rand_new_with_seed (seed);
+}

@@ -1,0 +1,119 @@
+/* Plain reference implementation of what gpuconvolve computes, written from
+ * docs/filters.md in double precision with naive loops, for the tests. It
+ * shares no code with the engine: borders, built-in kernels, rounding and
+ * formats are all re-derived here. */
+#ifndef GCVT_REFERENCE_H
+#define GCVT_REFERENCE_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  REF_RGBA,
+  REF_BGRA,
+  REF_RGBX,
+  REF_BGRX,
+  REF_GRAY8,
+  REF_GRAY32F,
+  REF_N_FORMATS
+} RefFormat;
+
+typedef struct {
+  const gchar *name;            /* caps format string */
+  guint pixel_bytes;            /* bytes per pixel in memory */
+  guint channels;               /* samples per pixel (4 for the RGBA family) */
+  gboolean is_float;
+} RefFormatInfo;
+
+const RefFormatInfo *ref_format_info (RefFormat format);
+/* GStreamer's default row stride: GRAY8 rows are padded to 4 bytes. */
+gsize ref_default_stride (RefFormat format, guint width);
+
+typedef enum {
+  REF_BORDER_CONSTANT,
+  REF_BORDER_REPLICATE,
+  REF_BORDER_REFLECT,
+  REF_BORDER_REFLECT101,
+  REF_BORDER_WRAP,
+  REF_N_BORDERS
+} RefBorder;
+
+const gchar *ref_border_nick (RefBorder border);
+/* Where coordinate i of a line of n samples reads from; -1 for the
+ * constant border. */
+gint ref_border_fold (gint i, gint n, RefBorder border);
+
+/* An image of doubles, channels interleaved:
+ * v[(y * width + x) * channels + c]. */
+typedef struct {
+  guint width, height, channels;
+  gdouble *v;
+} RefImage;
+
+RefImage *ref_image_new (guint width, guint height, guint channels);
+RefImage *ref_image_copy (const RefImage * img);
+void ref_image_free (RefImage * img);
+gdouble ref_image_max_abs (const RefImage * img);
+static inline gdouble *
+ref_pixel (const RefImage * img, guint x, guint y)
+{
+  return img->v + ((gsize) y * img->width + x) * img->channels;
+}
+
+typedef struct {
+  guint kw, kh;
+  gdouble *k;                   /* kh * kw, row-major */
+} RefKernel;
+
+RefKernel *ref_kernel_new (guint kw, guint kh);
+RefKernel *ref_kernel_copy (const RefKernel * k);
+void ref_kernel_free (RefKernel * k);
+/* K[j][i] = column[j] * row[i] */
+RefKernel *ref_kernel_outer (const gdouble * column, guint kh,
+    const gdouble * row, guint kw);
+gdouble ref_kernel_sum (const RefKernel * k);
+gdouble ref_kernel_sum_abs (const RefKernel * k);
+/* Rank 1 as docs/filters.md defines it for separable=auto: factorised
+ * through the largest coefficient, sum|K - column (x) row| <= 1e-6 sum|K|. */
+gboolean ref_kernel_is_rank1 (const RefKernel * k);
+/* Built-in filter by its `filter` nick, NULL where size is too small. */
+RefKernel *ref_builtin (const gchar * nick, guint size, gdouble sigma);
+
+typedef struct {
+  const RefKernel *kernel;      /* NULL: the 1x1 identity */
+  gint anchor_x, anchor_y;      /* -1: centre */
+  gboolean convolution;
+  gboolean normalize;
+  gdouble scale, bias;
+  RefBorder border;
+  gdouble border_value;
+  gboolean filter_alpha;
+} RefParams;
+
+void ref_params_init (RefParams * p, const RefKernel * kernel);
+/* scale, divided by sum(K) when normalize applies */
+gdouble ref_effective_scale (const RefParams * p);
+gchar *ref_params_describe (const RefParams * p);
+
+/* The filtered image in input units, before rounding or conversion. With
+ * four channels and filter_alpha off, channel 3 is copied from `in`. */
+RefImage *ref_filter (const RefImage * in, const RefParams * p);
+
+/* Allowed error of float results (docs/filters.md):
+ * 1e-5 * sum|scale K| * max|in| + 1e-6, max|in| counting the border value;
+ * `unit` scales the first term into output units (1/255 for GRAY8 in,
+ * GRAY32F out). */
+gdouble ref_float_tolerance (const RefParams * p, const RefImage * in,
+    gdouble unit);
+
+/* Round to nearest, ties to even, saturate to [0, 255]; NaN gives 0. */
+guint8 ref_to_u8 (gdouble v);
+
+/* A random generator seeded from GPUCONVOLVE_TEST_SEED or the clock; the
+ * seed is printed with `what`, so a failure can be repeated. */
+GRand *ref_rand_new (const gchar * what);
+
+G_END_DECLS
+
+#endif /* GCVT_REFERENCE_H */

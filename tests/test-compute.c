@@ -1,0 +1,797 @@
+/* What gpuconvolve computes: every format and border against the plain
+ * reference, kernels of every shape, strides, conversions, separable
+ * kernels, built-in filters and presets. */
+#include "common.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Random filter settings; variants make sure each run covers odd square
+ * kernels, even non-square ones with off-centre anchors and convolution,
+ * normalize/scale/bias, and anything at all. */
+static RefKernel *
+random_params (GRand * r, RefFormat fmt, RefBorder border, guint variant,
+    RefParams * p)
+{
+  const RefFormatInfo *fi = ref_format_info (fmt);
+  guint kw, kh;
+  gboolean rank1;
+  RefKernel *k;
+
+  switch (variant) {
+    case 0:
+      kw = kh = 2 * g_rand_int_range (r, 0, 8) + 1;
+      break;
+    case 1:
+      kw = 2 * g_rand_int_range (r, 1, 8);
+      do
+        kh = g_rand_int_range (r, 1, 16);
+      while (kh == kw);
+      break;
+    default:
+      kw = g_rand_int_range (r, 1, 16);
+      kh = g_rand_int_range (r, 1, 16);
+      break;
+  }
+  /* variant 2 is rank 1, so the separable path gets random settings too */
+  rank1 = gcvt_forced_separable () || variant == 2
+      || (variant >= 3 && g_rand_boolean (r));
+  k = gcvt_random_kernel (r, kw, kh, rank1);
+
+  ref_params_init (p, k);
+  p->border = border;
+  if (variant == 1 || (variant >= 2 && g_rand_boolean (r))) {
+    p->anchor_x = g_rand_int_range (r, 0, kw);
+    p->anchor_y = g_rand_int_range (r, 0, kh);
+  }
+  p->convolution = variant == 1 || (variant >= 3 && g_rand_boolean (r));
+  p->normalize = variant == 2 || (variant >= 3 && g_rand_boolean (r));
+  p->scale = g_rand_double_range (r, 0.5, 1.5);
+  if (!p->normalize)
+    p->scale /= ref_kernel_sum_abs (k);
+  if (variant >= 2) {
+    p->bias = fi->is_float ? g_rand_double_range (r, -0.5, 0.5) :
+        g_rand_double_range (r, -30.0, 30.0);
+    if (variant >= 3 && g_rand_int_range (r, 0, 4) == 0) {
+      p->scale = -p->scale;     /* negative: bias brings it back in range */
+      p->bias += fi->is_float ? 0.5 : 255.0;
+    }
+  }
+  if (border == REF_BORDER_CONSTANT)
+    p->border_value = fi->is_float ? g_rand_double_range (r, 0.25, 2.0) *
+        (g_rand_boolean (r) ? 1 : -1) : g_rand_double_range (r, 10.0, 250.0);
+  p->filter_alpha = fi->channels == 4 && (variant == 1 || variant == 3);
+  return k;
+}
+
+static void
+run_random_case (GRand * r, RefFormat in_fmt, RefFormat out_fmt,
+    RefBorder border, const gchar * border_name, guint variant,
+    guint w, guint h)
+{
+  RefParams p;
+  RefKernel *k = random_params (r, in_fmt, border, variant, &p);
+  RefImage *img = gcvt_random_image (r, in_fmt, w, h, -1.5, 1.5);
+  GstElement *e = gcvt_element_new ();
+  gchar *what = g_strdup_printf ("border=%s variant %u", border_name,
+      variant);
+
+  gcvt_set_params (e, &p);
+  gst_util_set_object_arg (G_OBJECT (e), "border", border_name);
+  gcvt_run_and_check (e, in_fmt, out_fmt, img, &p, 0, 0, what);
+  gcvt_element_unref (e);
+  g_free (what);
+  ref_image_free (img);
+  ref_kernel_free (k);
+}
+
+/* loop index: the format */
+GST_START_TEST (test_formats_borders)
+{
+  const RefFormat fmt = (RefFormat) __i__;
+  gchar *name = g_strdup_printf ("formats_borders %s",
+      ref_format_info (fmt)->name);
+  GRand *r = ref_rand_new (name);
+
+  for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+    for (guint variant = 0; variant < 4; variant++) {
+      guint w = g_rand_int_range (r, 1, 40), h = g_rand_int_range (r, 1, 24);
+      if (variant % 2 == 0)
+        w |= 1;                 /* odd widths: GRAY8 rows are padded */
+      run_random_case (r, fmt, fmt, b, ref_border_nick (b), variant, w, h);
+    }
+  /* the gray formats also convert into each other */
+  if (fmt == REF_GRAY8 || fmt == REF_GRAY32F)
+    for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+      run_random_case (r, fmt, fmt == REF_GRAY8 ? REF_GRAY32F : REF_GRAY8, b,
+          ref_border_nick (b), 3, g_rand_int_range (r, 1, 30) | 1,
+          g_rand_int_range (r, 1, 20));
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* scipy's names: nearest is replicate, mirror is reflect101 */
+GST_START_TEST (test_border_aliases)
+{
+  GRand *r = ref_rand_new ("border_aliases");
+
+  run_random_case (r, REF_GRAY32F, REF_GRAY32F, REF_BORDER_REPLICATE,
+      "nearest", 3, 17, 9);
+  run_random_case (r, REF_RGBA, REF_RGBA, REF_BORDER_REFLECT101, "mirror", 1,
+      13, 11);
+  run_random_case (r, REF_GRAY32F, REF_GRAY32F, REF_BORDER_REFLECT101,
+      "mirror", 0, 9, 12);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* loop index: the border. Kernels larger than the frame fold the index
+ * repeatedly; frames of one pixel, one row, one column. */
+GST_START_TEST (test_small_frames_big_kernels)
+{
+  static const guint sizes[][2] = { {1, 1}, {1, 7}, {7, 1}, {2, 3}, {5, 4} };
+  static const RefFormat fmts[] = { REF_GRAY32F, REF_GRAY8, REF_BGRA };
+  const RefBorder border = (RefBorder) __i__;
+  gchar *name = g_strdup_printf ("small_frames_big_kernels %s",
+      ref_border_nick (border));
+  GRand *r = ref_rand_new (name);
+
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (guint f = 0; f < G_N_ELEMENTS (fmts); f++) {
+      const RefFormatInfo *fi = ref_format_info (fmts[f]);
+      guint kw = g_rand_int_range (r, 9, 16), kh = g_rand_int_range (r, 9, 16);
+      RefKernel *k = gcvt_random_kernel (r, kw, kh, gcvt_forced_separable ()
+          || g_rand_boolean (r));
+      RefImage *img = gcvt_random_image (r, fmts[f], sizes[s][0], sizes[s][1],
+          -1.0, 1.0);
+      GstElement *e = gcvt_element_new ();
+      RefParams p;
+      gchar *what = g_strdup_printf ("%ux%u kernel on %ux%u", kw, kh,
+          sizes[s][0], sizes[s][1]);
+
+      ref_params_init (&p, k);
+      p.border = border;
+      p.border_value = fi->is_float ? -0.75 : 200.0;
+      p.anchor_x = g_rand_int_range (r, 0, kw);
+      p.anchor_y = g_rand_int_range (r, 0, kh);
+      p.convolution = g_rand_boolean (r);
+      p.scale = 1.0 / ref_kernel_sum_abs (k);
+      p.filter_alpha = g_rand_boolean (r);
+      gcvt_set_params (e, &p);
+      gcvt_run_and_check (e, fmts[f], fmts[f], img, &p, 0, 0, what);
+      gcvt_element_unref (e);
+      g_free (what);
+      ref_image_free (img);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* Input rows `stride` bytes apart starting at `offset`, given by a
+ * GstVideoMeta on the buffer; the padding holds garbage. */
+GST_START_TEST (test_padded_stride)
+{
+  static const struct
+  {
+    RefFormat in, out;
+    guint w, h;
+    gsize stride, offset;
+  } cases[] = {
+    {REF_GRAY32F, REF_GRAY32F, 13, 9, 13 * 4 + 20, 8},
+    {REF_GRAY32F, REF_GRAY32F, 6, 5, 6 * 4 + 4, 0},
+    {REF_GRAY32F, REF_GRAY8, 11, 7, 11 * 4 + 36, 12},
+    {REF_RGBA, REF_RGBA, 7, 6, 7 * 4 + 12, 4},
+    {REF_BGRX, REF_BGRX, 5, 8, 5 * 4 + 60, 64},
+    {REF_GRAY8, REF_GRAY8, 9, 7, 9 + 5, 3},
+    {REF_GRAY8, REF_GRAY32F, 10, 4, 10 + 7, 1},
+  };
+  GRand *r = ref_rand_new ("padded_stride");
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
+    RefKernel *k = gcvt_random_kernel (r, 5, 3, gcvt_forced_separable ());
+    RefImage *img = gcvt_random_image (r, cases[c].in, cases[c].w, cases[c].h,
+        -1.0, 2.0);
+    GstElement *e = gcvt_element_new ();
+    RefParams p;
+    gchar *what = g_strdup_printf ("stride %" G_GSIZE_FORMAT " offset %"
+        G_GSIZE_FORMAT, cases[c].stride, cases[c].offset);
+
+    ref_params_init (&p, k);
+    p.border = (RefBorder) (c % REF_N_BORDERS);
+    p.border_value = 0.5;
+    p.scale = 1.0 / ref_kernel_sum_abs (k);
+    p.filter_alpha = TRUE;
+    gcvt_set_params (e, &p);
+    gcvt_run_and_check (e, cases[c].in, cases[c].out, img, &p,
+        cases[c].stride, cases[c].offset, what);
+    gcvt_element_unref (e);
+    g_free (what);
+    ref_image_free (img);
+    ref_kernel_free (k);
+  }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* GRAY8 -> GRAY32F gives v / 255 */
+GST_START_TEST (test_gray8_to_gray32f)
+{
+  RefImage *img = ref_image_new (16, 16, 1);
+  GstElement *e = gcvt_element_new ();
+  RefParams p;
+
+  for (guint i = 0; i < 256; i++)
+    img->v[i] = i;
+  ref_params_init (&p, NULL);
+  gcvt_run_and_check (e, REF_GRAY8, REF_GRAY32F, img, &p, 0, 0,
+      "identity GRAY8 -> GRAY32F");
+  gcvt_element_unref (e);
+  ref_image_free (img);
+}
+
+GST_END_TEST;
+
+/* GRAY32F -> GRAY8 gives saturate(round(v * 255)), NaN gives 0. With the
+ * identity there is no accumulation error and the values are 0.3 away from
+ * a rounding boundary, so this is exact: truncation, another scale or
+ * wrapping instead of saturation would show. Huge values and NaN get frames
+ * of their own, so that no kernel family (FFT) mixes them into others. */
+static void
+check_to_gray8 (const gfloat * v, const guint8 * expect, guint w)
+{
+  RefImage *img = ref_image_new (w, 1, 1);
+  GstElement *e = gcvt_element_new ();
+  GstHarness *h;
+  GstBuffer *out;
+  GstMapInfo map;
+
+  for (guint x = 0; x < w; x++)
+    img->v[x] = v[x];
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY32F, REF_GRAY8, w, 1);
+  out = gcvt_process (h, gcvt_buffer_new (img, REF_GRAY32F, 0, 0, FALSE));
+  fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+  for (guint x = 0; x < w; x++)
+    fail_unless (map.data[x] == expect[x], "input %.9g gave %u, expected %u",
+        v[x], map.data[x], expect[x]);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_image_free (img);
+}
+
+GST_START_TEST (test_gray32f_to_gray8)
+{
+  static const gfloat alone[] = { 1e30f, -1e30f, NAN };
+  static const guint8 alone_expect[] = { 255, 0, 0 };
+  const guint w = 255 * 2 + 4;
+  gfloat *v = g_new (gfloat, w);
+  guint8 *expect = g_new (guint8, w);
+
+  for (guint k = 0; k < 255; k++) {
+    v[2 * k] = (k + 0.2) / 255.0;
+    expect[2 * k] = k;
+    v[2 * k + 1] = (k + 0.8) / 255.0;
+    expect[2 * k + 1] = k + 1;
+  }
+  v[510] = -1.0f;               /* saturation */
+  expect[510] = 0;
+  v[511] = -1e-3f;
+  expect[511] = 0;
+  v[512] = 1.001f;
+  expect[512] = 255;
+  v[513] = 5.0f;
+  expect[513] = 255;
+  check_to_gray8 (v, expect, w);
+  for (guint i = 0; i < G_N_ELEMENTS (alone); i++)
+    check_to_gray8 (&alone[i], &alone_expect[i], 1);
+  g_free (v);
+  g_free (expect);
+}
+
+GST_END_TEST;
+
+/* 8-bit outputs are rounded to nearest, ties to even, and saturated. These
+ * values are exact in float, so the result must be too, except through an
+ * FFT, whose rounding errors may tip a tie either way (within 1 then). */
+GST_START_TEST (test_u8_rounding)
+{
+  static const gdouble settings[][2] = {
+    {1, 0.5}, {1, 0.3}, {1, 0.7}, {1, -0.3}, {0.5, 0}, {1.5, 0.25},
+    {-1, 255.5}, {1, 100.5},
+  };
+  static const RefFormat fmts[] = { REF_GRAY8, REF_RGBA };
+  const gboolean inexact = g_str_equal (gcvt_algorithm (), "fft");
+
+  for (guint f = 0; f < G_N_ELEMENTS (fmts); f++)
+    for (guint c = 0; c < G_N_ELEMENTS (settings); c++) {
+      const RefFormatInfo *fi = ref_format_info (fmts[f]);
+      RefImage *img = ref_image_new (16, 16, fi->channels);
+      GstElement *e = gcvt_element_new ();
+      GstHarness *h;
+      GstBuffer *out;
+      GstMapInfo map;
+      RefParams p;
+
+      for (guint i = 0; i < 256 * fi->channels; i++)
+        img->v[i] = (i / fi->channels + 37 * (i % fi->channels)) % 256;
+      ref_params_init (&p, NULL);
+      p.scale = settings[c][0];
+      p.bias = settings[c][1];
+      gcvt_set_params (e, &p);
+      h = gcvt_harness_new (e);
+      gcvt_set_caps (h, fmts[f], fmts[f], 16, 16);
+      out = gcvt_process (h, gcvt_buffer_new (img, fmts[f], 0, 0, FALSE));
+      fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+      for (guint i = 0; i < 256 * fi->channels; i++) {
+        gboolean alpha = fi->channels == 4 && i % 4 == 3;
+        guint8 expect = alpha ? img->v[i] :
+            ref_to_u8 (p.bias + p.scale * img->v[i]);
+        fail_unless (map.data[i] == expect || (inexact && !alpha
+                && ABS ((gint) map.data[i] - (gint) expect) <= 1),
+            "%s: %g * %g + %g gave %u, expected %u", fi->name, p.scale,
+            img->v[i], p.bias, map.data[i], expect);
+      }
+      gst_buffer_unmap (out, &map);
+      gst_buffer_unref (out);
+      gst_harness_teardown (h);
+      gcvt_element_unref (e);
+      ref_image_free (img);
+    }
+}
+
+GST_END_TEST;
+
+/* Two elements: GRAY8 -> GRAY32F (forced by the caps between them) ->
+ * GRAY8, each with its own kernel and a constant border in its own input
+ * units. */
+GST_START_TEST (test_gray_conversion_chain)
+{
+  GRand *r = ref_rand_new ("gray_conversion_chain");
+  gchar *props = gcvt_launch_props ();
+  gchar *line = g_strdup_printf ("gpuconvolve name=a %s ! "
+      "video/x-raw,format=GRAY32F ! gpuconvolve name=b %s", props, props);
+  GstHarness *h = gst_harness_new_parse (line);
+  GstElement *a = gst_bin_get_by_name (GST_BIN (h->element), "a");
+  GstElement *b = gst_bin_get_by_name (GST_BIN (h->element), "b");
+  const guint w = 23, hh = 11;
+  RefKernel *ka = gcvt_random_kernel (r, 3, 5, gcvt_forced_separable ());
+  RefKernel *kb = gcvt_random_kernel (r, 4, 3, TRUE);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, w, hh, 0, 0), *mid;
+  RefParams pa, pb;
+  GstBuffer *out;
+
+  ref_params_init (&pa, ka);
+  pa.border = REF_BORDER_CONSTANT;
+  pa.border_value = 100.0;      /* GRAY8 units */
+  pa.normalize = TRUE;
+  ref_params_init (&pb, kb);
+  pb.border = REF_BORDER_CONSTANT;
+  pb.border_value = 0.3;        /* GRAY32F units */
+  pb.scale = 1.0 / ref_kernel_sum_abs (kb);
+  pb.bias = 0.25;
+  gcvt_set_params (a, &pa);
+  gcvt_set_params (b, &pb);
+
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, w, hh);
+  out = gcvt_process (h, gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE));
+
+  /* what the second element gets: the first one's result / 255 */
+  mid = ref_filter (in, &pa);
+  for (guint i = 0; i < w * hh; i++)
+    mid->v[i] = (gfloat) (mid->v[i] / 255.0);
+  gcvt_assert_frame (out, REF_GRAY32F, REF_GRAY8, mid, &pb,
+      "GRAY8 -> GRAY32F -> GRAY8");
+  gst_buffer_unref (out);
+
+  gst_object_unref (a);
+  gst_object_unref (b);
+  gst_harness_teardown (h);
+  ref_image_free (in);
+  ref_image_free (mid);
+  ref_kernel_free (ka);
+  ref_kernel_free (kb);
+  g_free (line);
+  g_free (props);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* The family the element should report for K: what algorithm forces, else
+ * separable for rank 1 (unless separable=never) and a 2D family otherwise
+ * (direct on the CPU). Returns NULL for "any 2D family". */
+static const gchar *
+expected_family (gboolean rank1, gboolean never)
+{
+  const gchar *forced = gcvt_algorithm ();
+
+  if (!g_str_equal (forced, "auto") && (gcvt_on_cuda ()
+          || g_str_equal (forced, "direct")
+          || g_str_equal (forced, "separable")))
+    return forced;
+  if (rank1 && !never)
+    return "separable";
+  return gcvt_on_cuda ()? NULL : "direct";
+}
+
+static void
+check_family (GstElement * e, gboolean rank1, gboolean never,
+    const gchar * what)
+{
+  const gchar *expect = expected_family (rank1, never);
+  gchar *active = NULL, **words;
+
+  g_object_get (e, "active-algorithm", &active, NULL);
+  fail_unless (active != NULL, "%s: no active-algorithm", what);
+  words = g_strsplit (active, " ", 2);
+  if (expect && gcvt_on_cuda () && !g_str_equal (gcvt_algorithm (), "auto")
+      && !g_str_equal (words[0], expect)) {
+    /* a forced family that cannot run this size hands over to another,
+     * and the description says why: "<family> ... (requested) (<why>)" */
+    fail_unless (strstr (active, "(requested) (") != NULL, "%s: expected %s "
+        "or a reason why not, active-algorithm is \"%s\"", what, expect,
+        active);
+  } else if (expect) {
+    fail_unless (g_str_equal (words[0], expect), "%s: expected %s, "
+        "active-algorithm is \"%s\"", what, expect, active);
+  } else {
+    fail_if (g_str_equal (words[0], "separable"),
+        "%s: %s runs separable", what, active);
+  }
+  g_print ("%s: active-algorithm \"%s\"\n", what, active);
+  g_strfreev (words);
+  g_free (active);
+}
+
+/* Runs one frame through `e` (properties set) and checks the output and the
+ * family that ran. */
+static void
+run_and_check_family (GstElement * e, const RefParams * p, gboolean rank1,
+    gboolean never, GRand * r, const gchar * what)
+{
+  GstHarness *h = gcvt_harness_new (e);
+  RefImage *img = gcvt_random_image (r, REF_GRAY32F, 19, 14, -1.0, 1.0);
+  GstBuffer *out;
+
+  gcvt_set_caps (h, REF_GRAY32F, REF_GRAY32F, 19, 14);
+  out = gcvt_process (h, gcvt_buffer_new (img, REF_GRAY32F, 0, 0, FALSE));
+  gcvt_assert_frame (out, REF_GRAY32F, REF_GRAY32F, img, p, what);
+  check_family (e, rank1, never, what);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  ref_image_free (img);
+}
+
+/* row-kernel + column-kernel equals their outer product as a 2D kernel */
+GST_START_TEST (test_separable_pair)
+{
+  GRand *r = ref_rand_new ("separable_pair");
+
+  for (guint round = 0; round < 4; round++) {
+    guint kw = g_rand_int_range (r, 1, 12), kh = g_rand_int_range (r, 1, 12);
+    gdouble *row = g_new (gdouble, kw), *column = g_new (gdouble, kh);
+    RefKernel *k, *kf;
+    RefParams p, pf;
+    RefImage *img;
+    GstElement *e;
+    GstHarness *h;
+    GstBuffer *pair_out, *full_out;
+    RefFormat fmt = round % 2 ? REF_RGBA : REF_GRAY32F;
+
+    for (guint i = 0; i < kw; i++)
+      row[i] = (gfloat) g_rand_double_range (r, -0.5, 1.0);
+    for (guint j = 0; j < kh; j++)
+      column[j] = (gfloat) g_rand_double_range (r, -0.5, 1.0);
+    k = ref_kernel_outer (column, kh, row, kw);
+    kf = ref_kernel_copy (k);   /* as a float 2D kernel */
+    for (guint i = 0; i < kw * kh; i++)
+      kf->k[i] = (gfloat) kf->k[i];
+    ref_params_init (&p, k);
+    p.anchor_x = g_rand_int_range (r, 0, kw);
+    p.anchor_y = g_rand_int_range (r, 0, kh);
+    p.convolution = round >= 2;
+    p.border = (RefBorder) g_rand_int_range (r, 0, REF_N_BORDERS);
+    p.border_value = 0.5;
+    p.scale = 1.0 / ref_kernel_sum_abs (k);
+    p.filter_alpha = TRUE;
+    pf = p;
+    pf.kernel = kf;
+    img = gcvt_random_image (r, fmt, 21, 13, -1.0, 1.0);
+
+    /* the pair */
+    e = gcvt_element_new ();
+    gcvt_set_params (e, &p);
+    g_object_set (e, "kernel-width", kw, "kernel-height", kh, NULL);
+    gcvt_set_floats (e, "kernel", NULL, 0);
+    gcvt_set_floats (e, "row-kernel", row, kw);
+    gcvt_set_floats (e, "column-kernel", column, kh);
+    fail_unless_equals_int (gcvt_n_floats (e, "row-kernel"), kw);
+    fail_unless_equals_int (gcvt_n_floats (e, "column-kernel"), kh);
+    h = gcvt_harness_new (e);
+    gcvt_set_caps (h, fmt, fmt, 21, 13);
+    pair_out = gcvt_process (h, gcvt_buffer_new (img, fmt, 0, 0, FALSE));
+    gcvt_assert_frame (pair_out, fmt, fmt, img, &p, "row-kernel x "
+        "column-kernel");
+    check_family (e, TRUE, FALSE, "row-kernel x column-kernel");
+
+    /* the same as one 2D kernel, switched on the running element */
+    gcvt_set_params (e, &pf);
+    full_out = gcvt_process (h, gcvt_buffer_new (img, fmt, 0, 0, FALSE));
+    gcvt_assert_frame (full_out, fmt, fmt, img, &pf, "outer product kernel");
+    if (fmt == REF_GRAY32F) {
+      /* both within the tolerance of each other too */
+      GstMapInfo a, b;
+      gdouble tol = 2 * ref_float_tolerance (&p, img, 1.0);
+      gst_buffer_map (pair_out, &a, GST_MAP_READ);
+      gst_buffer_map (full_out, &b, GST_MAP_READ);
+      for (guint i = 0; i < 21 * 13; i++) {
+        gfloat fa = ((gfloat *) a.data)[i], fb = ((gfloat *) b.data)[i];
+        fail_unless (fabs (fa - fb) <= tol, "pair %g vs 2D %g at %u", fa, fb,
+            i);
+      }
+      gst_buffer_unmap (pair_out, &a);
+      gst_buffer_unmap (full_out, &b);
+    }
+    gst_buffer_unref (pair_out);
+    gst_buffer_unref (full_out);
+    gst_harness_teardown (h);
+    gcvt_element_unref (e);
+    ref_image_free (img);
+    ref_kernel_free (k);
+    ref_kernel_free (kf);
+    g_free (row);
+    g_free (column);
+  }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* separable=auto takes the separable path for rank-1 kernels only, and
+ * separable=never never does; active-algorithm says which ran. */
+GST_START_TEST (test_active_algorithm)
+{
+  GRand *r = ref_rand_new ("active_algorithm");
+  RefKernel *rank1 = gcvt_random_kernel (r, 7, 5, TRUE);
+  RefKernel *full = gcvt_random_kernel (r, 5, 5, FALSE);
+  RefParams p;
+  GstElement *e;
+
+  fail_unless (ref_kernel_is_rank1 (rank1));
+  fail_if (ref_kernel_is_rank1 (full));
+
+  /* rank 1, separable=auto */
+  e = gcvt_element_new ();
+  ref_params_init (&p, rank1);
+  p.scale = 1.0 / ref_kernel_sum_abs (rank1);
+  gcvt_set_params (e, &p);
+  run_and_check_family (e, &p, TRUE, FALSE, r, "rank 1, separable=auto");
+  gcvt_element_unref (e);
+
+  /* not rank 1 */
+  e = gcvt_element_new ();
+  ref_params_init (&p, full);
+  p.scale = 1.0 / ref_kernel_sum_abs (full);
+  gcvt_set_params (e, &p);
+  if (!gcvt_refused_as_not_separable (e, FALSE))
+    run_and_check_family (e, &p, FALSE, FALSE, r, "not rank 1");
+  gcvt_element_unref (e);
+
+  /* rank 1, separable=never (contradicts a forced algorithm=separable) */
+  if (!gcvt_forced_separable ()) {
+    e = gcvt_element_new ();
+    ref_params_init (&p, rank1);
+    p.scale = 1.0 / ref_kernel_sum_abs (rank1);
+    gcvt_set_params (e, &p);
+    gst_util_set_object_arg (G_OBJECT (e), "separable", "never");
+    run_and_check_family (e, &p, TRUE, TRUE, r, "rank 1, separable=never");
+    gcvt_element_unref (e);
+  }
+  ref_kernel_free (rank1);
+  ref_kernel_free (full);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+static const gchar *const builtins[] = {
+  "box", "gaussian", "sharpen", "laplacian", "sobel-x", "sobel-y",
+  "scharr-x", "scharr-y", "emboss", "log", "dog",
+};
+
+/* loop index: the built-in filter, at several sizes and sigmas */
+GST_START_TEST (test_builtin_filters)
+{
+  static const guint sizes[] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+  const gchar *nick = builtins[__i__];
+  gchar *name = g_strdup_printf ("builtin_filters %s", nick);
+  GRand *r = ref_rand_new (name);
+
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++) {
+    gdouble sigma = g_rand_double_range (r, 0.6, 2.2);
+    RefKernel *k = ref_builtin (nick, sizes[s], sigma);
+    RefFormat fmt = s % 3 == 2 ? REF_BGRX : REF_GRAY32F;
+    RefImage *img;
+    GstElement *e;
+    RefParams p;
+    gchar *what;
+
+    if (!k)
+      continue;                 /* too small for it (see test-properties) */
+    what = g_strdup_printf ("filter=%s size=%u sigma=%.4f", nick, sizes[s],
+        sigma);
+    ref_params_init (&p, k);
+    p.border = (RefBorder) g_rand_int_range (r, 0, REF_N_BORDERS);
+    p.border_value = fmt == REF_GRAY32F ? 0.7 : 90.0;
+    if (fmt == REF_BGRX)
+      p.bias = 128.0;           /* derivatives are signed */
+    e = gcvt_element_new ();
+    gcvt_set_params (e, &p);
+    gst_util_set_object_arg (G_OBJECT (e), "filter", nick);
+    g_object_set (e, "size", sizes[s], "sigma", sigma, NULL);
+    if (!gcvt_refused_as_not_separable (e, ref_kernel_is_rank1 (k))) {
+      img = gcvt_random_image (r, fmt, 15, 11, -1.0, 1.0);
+      gcvt_run_and_check (e, fmt, fmt, img, &p, 0, 0, what);
+      ref_image_free (img);
+    }
+    gcvt_element_unref (e);
+    ref_kernel_free (k);
+    g_free (what);
+  }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* The presets and the kernels their comments in GstGpuConvolve.prs
+ * document. */
+static const struct
+{
+  const gchar *name, *filter;
+  guint size;
+  gdouble sigma;
+} presets[] = {
+  {"blur-gaussian-3", "gaussian", 3, 0.8},
+  {"blur-gaussian-5", "gaussian", 5, 1.1},
+  {"blur-gaussian-9", "gaussian", 9, 1.7},
+  {"blur-box-5", "box", 5, 1.0},
+  {"sharpen", "sharpen", 5, 1.0},
+  {"emboss", "emboss", 3, 1.0},
+  {"laplacian", "laplacian", 3, 1.0},
+  {"log-9", "log", 9, 1.4},
+  {"edge-sobel-x", "sobel-x", 3, 1.0},
+  {"edge-sobel-y", "sobel-y", 3, 1.0},
+  {"edge-scharr-x", "scharr-x", 3, 1.0},
+  {"edge-scharr-y", "scharr-y", 3, 1.0},
+};
+
+/* Leaves every filter property away from its default, so a preset must
+ * set them all. */
+static void
+scramble_properties (GstElement * e)
+{
+  static const gdouble k[15] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+    14, 15
+  };
+  g_object_set (e, "kernel-width", 5, "kernel-height", 3, NULL);
+  gcvt_set_floats (e, "kernel", k, 15);
+  g_object_set (e, "anchor-x", 4, "anchor-y", 2, "normalize", TRUE,
+      "scale", 3.0, "bias", 7.0, "border-value", 9.0, "size", 7,
+      "sigma", 2.5, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "mode", "convolution");
+  gst_util_set_object_arg (G_OBJECT (e), "border", "wrap");
+  gst_util_set_object_arg (G_OBJECT (e), "alpha", "filter");
+}
+
+GST_START_TEST (test_presets)
+{
+  GRand *r = ref_rand_new ("presets");
+  GstElement *e = gcvt_element_new ();
+  gchar **names = gst_preset_get_preset_names (GST_PRESET (e));
+
+  /* the file and this table list the same presets */
+  fail_unless (names != NULL, "no presets found (GST_PRESET_PATH=%s)",
+      g_getenv ("GST_PRESET_PATH"));
+  fail_unless_equals_int (g_strv_length (names), G_N_ELEMENTS (presets));
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+    fail_unless (g_strv_contains ((const gchar * const *) names,
+            presets[i].name), "preset %s is missing", presets[i].name);
+  g_strfreev (names);
+  gcvt_element_unref (e);
+
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++) {
+    RefKernel *k = ref_builtin (presets[i].filter, presets[i].size,
+        presets[i].sigma);
+    gboolean rank1 = ref_kernel_is_rank1 (k);
+    RefImage *img = gcvt_random_image (r, REF_GRAY32F, 17, 12, -1.0, 1.0);
+    gchar *algorithm;
+    RefParams p;
+
+    e = gcvt_element_new ();
+    scramble_properties (e);
+    fail_unless (gst_preset_load_preset (GST_PRESET (e), presets[i].name),
+        "could not load preset %s", presets[i].name);
+    /* a preset sets algorithm=auto; put back the one under test, which
+     * algorithm=separable refuses for kernels that are not rank 1 */
+    gcvt_apply_algorithm (e);
+    algorithm = gcvt_prop_string (e, "algorithm");
+    fail_unless_equals_string (algorithm, gcvt_forced_separable () && !rank1 ?
+        "auto" : gcvt_algorithm ());
+    g_free (algorithm);
+
+    ref_params_init (&p, k);
+    gcvt_run_and_check (e, REF_GRAY32F, REF_GRAY32F, img, &p, 0, 0,
+        presets[i].name);
+    gcvt_element_unref (e);
+    ref_image_free (img);
+    ref_kernel_free (k);
+  }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* An unknown preset is refused and changes nothing. */
+GST_START_TEST (test_unknown_preset)
+{
+  static const gchar *const props[] = {
+    "filter", "size", "sigma", "kernel-width", "kernel-height", "kernel",
+    "row-kernel", "column-kernel", "normalize", "scale", "bias", "mode",
+    "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
+    "algorithm",
+  };
+  GstElement *e = gcvt_element_new ();
+  gchar *before[G_N_ELEMENTS (props)];
+
+  scramble_properties (e);
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++)
+    before[i] = gcvt_prop_string (e, props[i]);
+  fail_if (gst_preset_load_preset (GST_PRESET (e), "no-such-preset"));
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++) {
+    gchar *after = gcvt_prop_string (e, props[i]);
+    fail_unless_equals_string (after, before[i]);
+    g_free (after);
+    g_free (before[i]);
+  }
+  /* and a real one still loads afterwards */
+  fail_unless (gst_preset_load_preset (GST_PRESET (e), "edge-sobel-x"));
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+compute_suite (void)
+{
+  Suite *s = suite_create ("gpuconvolve-compute");
+  TCase *tc = tcase_create ("compute");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_loop_test (tc, test_formats_borders, 0, REF_N_FORMATS);
+  tcase_add_test (tc, test_border_aliases);
+  tcase_add_loop_test (tc, test_small_frames_big_kernels, 0, REF_N_BORDERS);
+  tcase_add_test (tc, test_padded_stride);
+  tcase_add_test (tc, test_gray8_to_gray32f);
+  tcase_add_test (tc, test_gray32f_to_gray8);
+  tcase_add_test (tc, test_u8_rounding);
+  tcase_add_test (tc, test_gray_conversion_chain);
+  tcase_add_test (tc, test_separable_pair);
+  tcase_add_test (tc, test_active_algorithm);
+  tcase_add_loop_test (tc, test_builtin_filters, 0, G_N_ELEMENTS (builtins));
+  tcase_add_test (tc, test_presets);
+  tcase_add_test (tc, test_unknown_preset);
+  return s;
+}
+
+GCVT_MAIN (compute);

@@ -1,0 +1,322 @@
+/* Frames in flight on the CUDA backend: queue depths, EOS, flush, caps
+ * changes with frames on the GPU, pinned memory, latency. Runs only on the
+ * CUDA backend (it skips elsewhere: on the CPU one frame is in flight). */
+#include "common.h"
+
+#include <gst/video/video.h>
+#include <string.h>
+
+#define W 97
+#define H 61
+#define N_FRAMES 9
+
+typedef struct {
+  RefImage *in[N_FRAMES];
+  RefParams params;
+  RefKernel *kernel;
+} Clip;
+
+static void
+clip_init (Clip * c, GRand * rand, RefFormat format, guint w, guint h)
+{
+  c->kernel = gcvt_random_kernel (rand, 5, 3, FALSE);
+  ref_params_init (&c->params, c->kernel);
+  for (guint i = 0; i < N_FRAMES; i++)
+    c->in[i] = gcvt_random_image (rand, format, w, h, -4.0, 4.0);
+}
+
+static void
+clip_clear (Clip * c)
+{
+  for (guint i = 0; i < N_FRAMES; i++)
+    ref_image_free (c->in[i]);
+  ref_kernel_free (c->kernel);
+}
+
+static GstHarness *
+harness_with_depth (guint depth, const Clip * c, RefFormat format, guint w,
+    guint h)
+{
+  GstElement *e = gcvt_element_new ();
+  GstHarness *hn;
+
+  gcvt_set_params (e, &c->params);
+  g_object_set (e, "queue-depth", depth, NULL);
+  hn = gcvt_harness_new (e);
+  gcvt_set_caps (hn, format, format, w, h);
+  return hn;
+}
+
+static GstBuffer *
+stamped (const RefImage * img, RefFormat format, guint i)
+{
+  GstBuffer *b = gcvt_buffer_new (img, format, 0, 0, FALSE);
+  GST_BUFFER_PTS (b) = i * GST_SECOND / 30;
+  GST_BUFFER_DURATION (b) = GST_SECOND / 30;
+  return b;
+}
+
+/* Every depth gives the same bytes in the same order, each frame right. */
+GST_START_TEST (test_depths_identical)
+{
+  GRand *rand = ref_rand_new ("depths");
+  const RefFormat formats[] = { REF_GRAY32F, REF_RGBA };
+  GstMapInfo m1, m2;
+
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
+    Clip clip;
+    GstBuffer *first[N_FRAMES];
+    clip_init (&clip, rand, formats[f], W, H);
+    for (guint depth = 1; depth <= 4; depth++) {
+      GstHarness *hn = harness_with_depth (depth, &clip, formats[f], W, H);
+      for (guint i = 0; i < N_FRAMES; i++) {
+        fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
+                    formats[f], i)), GST_FLOW_OK);
+        /* a frame comes out once depth frames went in */
+        fail_unless_equals_int (gst_harness_buffers_received (hn),
+            i + 1 >= depth ? i + 2 - depth : 0);
+      }
+      fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
+      fail_unless_equals_int (gst_harness_buffers_in_queue (hn), N_FRAMES);
+      for (guint i = 0; i < N_FRAMES; i++) {
+        GstBuffer *out = gst_harness_pull (hn);
+        gchar *what = g_strdup_printf ("%s depth %u frame %u",
+            ref_format_info (formats[f])->name, depth, i);
+        fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i * GST_SECOND / 30);
+        if (depth == 1) {
+          gcvt_assert_frame (out, formats[f], formats[f], clip.in[i],
+              &clip.params, what);
+          first[i] = out;
+        } else {
+          fail_unless (gst_buffer_map (out, &m1, GST_MAP_READ));
+          fail_unless (gst_buffer_map (first[i], &m2, GST_MAP_READ));
+          fail_unless_equals_uint64 (m1.size, m2.size);
+          fail_unless (memcmp (m1.data, m2.data, m1.size) == 0,
+              "%s differs from depth 1", what);
+          gst_buffer_unmap (out, &m1);
+          gst_buffer_unmap (first[i], &m2);
+          gst_buffer_unref (out);
+        }
+        g_free (what);
+      }
+      gst_harness_teardown (hn);
+    }
+    for (guint i = 0; i < N_FRAMES; i++)
+      gst_buffer_unref (first[i]);
+    clip_clear (&clip);
+  }
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* EOS pushes the frames still on the GPU, before the EOS itself. */
+GST_START_TEST (test_eos_with_frames_in_flight)
+{
+  GRand *rand = ref_rand_new ("eos");
+  Clip clip;
+  GstHarness *hn;
+  GstEvent *ev;
+
+  clip_init (&clip, rand, REF_GRAY32F, W, H);
+  hn = harness_with_depth (4, &clip, REF_GRAY32F, W, H);
+  for (guint i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
+                REF_GRAY32F, i)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (hn), 0);
+  fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 3);
+  for (guint i = 0; i < 3; i++) {
+    GstBuffer *out = gst_harness_pull (hn);
+    gcvt_assert_frame (out, REF_GRAY32F, REF_GRAY32F, clip.in[i],
+        &clip.params, "after EOS");
+    gst_buffer_unref (out);
+  }
+  /* the EOS came after them */
+  while ((ev = gst_harness_try_pull_event (hn))) {
+    gboolean eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+    gst_event_unref (ev);
+    if (eos)
+      break;
+  }
+  fail_unless (ev != NULL, "no EOS downstream");
+  gst_harness_teardown (hn);
+  clip_clear (&clip);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* A flush drops the frames in flight; what follows is filtered right. */
+GST_START_TEST (test_flush_mid_stream)
+{
+  GRand *rand = ref_rand_new ("flush");
+  Clip clip;
+  GstHarness *hn;
+  GstBuffer *out;
+
+  clip_init (&clip, rand, REF_RGBA, W, H);
+  hn = harness_with_depth (3, &clip, REF_RGBA, W, H);
+  for (guint i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
+                REF_RGBA, i)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hn, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (hn, gst_event_new_flush_stop (TRUE)));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 0);
+  {
+    GstSegment seg;
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    fail_unless (gst_harness_push_event (hn, gst_event_new_segment (&seg)));
+  }
+  fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[2], REF_RGBA,
+              2)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 1);
+  out = gst_harness_pull (hn);
+  gcvt_assert_frame (out, REF_RGBA, REF_RGBA, clip.in[2], &clip.params,
+      "after flush");
+  gst_buffer_unref (out);
+  gst_harness_teardown (hn);
+  clip_clear (&clip);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* New caps with frames on the GPU: those come out first, as they were. */
+GST_START_TEST (test_caps_change_in_flight)
+{
+  GRand *rand = ref_rand_new ("caps change");
+  Clip big, small;
+  GstHarness *hn;
+
+  clip_init (&big, rand, REF_GRAY8, W, H);
+  clip_init (&small, rand, REF_GRAY8, 33, 21);
+  ref_kernel_free (small.kernel);       /* the same kernel for both */
+  small.kernel = ref_kernel_copy (big.kernel);
+  ref_params_init (&small.params, small.kernel);
+  hn = harness_with_depth (3, &big, REF_GRAY8, W, H);
+  for (guint i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_harness_push (hn, stamped (big.in[i],
+                REF_GRAY8, i)), GST_FLOW_OK);
+  gcvt_set_caps (hn, REF_GRAY8, REF_GRAY8, 33, 21);
+  fail_unless_equals_int (gst_harness_push (hn, stamped (small.in[0],
+              REF_GRAY8, 2)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 3);
+  for (guint i = 0; i < 3; i++) {
+    GstBuffer *out = gst_harness_pull (hn);
+    if (i < 2)
+      gcvt_assert_frame (out, REF_GRAY8, REF_GRAY8, big.in[i], &big.params,
+          "before the caps change");
+    else
+      gcvt_assert_frame (out, REF_GRAY8, REF_GRAY8, small.in[0],
+          &small.params, "after the caps change");
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (hn);
+  clip_clear (&big);
+  clip_clear (&small);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* Upstream is offered pinned buffers, and output buffers are pinned. */
+GST_START_TEST (test_pinned_pool)
+{
+  GRand *rand = ref_rand_new ("pinned");
+  Clip clip;
+  GstHarness *hn;
+  GstQuery *query;
+  GstBufferPool *pool = NULL;
+  GstBuffer *buf, *out;
+  GstAllocator *allocator = NULL;
+
+  clip_init (&clip, rand, REF_RGBA, W, H);
+  hn = harness_with_depth (2, &clip, REF_RGBA, W, H);
+
+  query = gst_query_new_allocation (gcvt_caps (REF_RGBA, W, H), TRUE);
+  fail_unless (gst_pad_peer_query (hn->srcpad, query));
+  fail_unless (gst_query_get_n_allocation_pools (query) > 0);
+  gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
+  fail_unless (pool != NULL);
+  fail_unless (gst_query_find_allocation_meta (query,
+          GST_VIDEO_META_API_TYPE, NULL));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
+      GST_FLOW_OK);
+  fail_unless (gst_memory_is_type (gst_buffer_peek_memory (buf, 0),
+          "GpuConvolvePinned"), "upstream pool is not pinned");
+  gst_buffer_unref (buf);
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_query_parse_nth_allocation_param (query, 0, &allocator, NULL);
+  fail_unless (allocator != NULL);
+  fail_unless_equals_string (allocator->mem_type, "GpuConvolvePinned");
+  gst_object_unref (allocator);
+  gst_query_unref (query);
+
+  out = gcvt_process (hn, stamped (clip.in[0], REF_RGBA, 0));
+  fail_unless (gst_memory_is_type (gst_buffer_peek_memory (out, 0),
+          "GpuConvolvePinned"), "output is not pinned");
+  gcvt_assert_frame (out, REF_RGBA, REF_RGBA, clip.in[0], &clip.params,
+      "pinned");
+  gst_buffer_unref (out);
+  gst_harness_teardown (hn);
+  clip_clear (&clip);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* queue-depth N adds N-1 frame durations of latency. */
+GST_START_TEST (test_latency_depth)
+{
+  GRand *rand = ref_rand_new ("latency");
+  Clip clip;
+  GstHarness *hn;
+  GstQuery *q;
+  GstClockTime min, max;
+  gboolean live;
+
+  clip_init (&clip, rand, REF_GRAY8, W, H);
+  hn = harness_with_depth (3, &clip, REF_GRAY8, W, H);
+  gst_harness_set_src_caps_str (hn, "video/x-raw, format=GRAY8, width=97, "
+      "height=61, framerate=30/1");
+  gst_harness_set_upstream_latency (hn, 0);
+  q = gst_query_new_latency ();
+  fail_unless (gst_pad_peer_query (hn->sinkpad, q));
+  gst_query_parse_latency (q, &live, &min, &max);
+  fail_unless_equals_uint64 (min, gst_util_uint64_scale_int (2 * GST_SECOND,
+          1, 30));
+  gst_query_unref (q);
+  gst_harness_teardown (hn);
+  clip_clear (&clip);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+static Suite *
+inflight_suite (void)
+{
+  Suite *s = suite_create ("inflight");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  if (!gcvt_on_cuda ()) {
+    g_print ("SKIP: frames in flight need the CUDA backend\n");
+    exit (77);
+  }
+  tcase_add_test (tc, test_depths_identical);
+  tcase_add_test (tc, test_eos_with_frames_in_flight);
+  tcase_add_test (tc, test_flush_mid_stream);
+  tcase_add_test (tc, test_caps_change_in_flight);
+  tcase_add_test (tc, test_pinned_pool);
+  tcase_add_test (tc, test_latency_depth);
+  return s;
+}
+
+GCVT_MAIN (inflight);
