@@ -88,29 +88,32 @@ step_tests() {
   for p in "${pids[@]}"; do wait "$p" || status=1; done
 }
 
-# compute-sanitizer's four tools over the computing tests, on the CUDA
-# backend with the dispatcher's choice and with each family forced
+# compute-sanitizer over the computing tests on the CUDA backend: memcheck
+# and racecheck with every family forced, initcheck and synccheck with the
+# dispatcher's choice
 step_sanitize() {
-  local pids=()
+  local pids=() jobs=()
+  for f in auto tiled register separable fft direct; do
+    jobs+=("memcheck $f test-compute" "racecheck $f test-compute")
+  done
   for tool in memcheck racecheck initcheck synccheck; do
-    for f in auto tiled register separable fft; do
-      (
-        export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$f
-        export GPUCONVOLVE_TEST_QUICK=1
-        export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-s$tool$f.bin
-        run "sanitize-$tool-$f" 900 compute-sanitizer --tool "$tool" \
-            --error-exitcode 3 --target-processes all \
-            "$build/tests/test-inflight"
-        run "sanitize-$tool-$f-compute" 900 compute-sanitizer --tool "$tool" \
-            --error-exitcode 3 --target-processes all \
-            "$build/tests/test-compute"
-      ) &
-      pids+=($!)
-    done
+    jobs+=("$tool auto test-inflight")
+  done
+  jobs+=("initcheck auto test-compute" "synccheck auto test-compute")
+  for j in "${jobs[@]}"; do
+    set -- $j
+    (
+      export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$2
+      export CK_TIMEOUT_MULTIPLIER=10     # instrumented kernels are slow
+      export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$1-$2-$3.bin
+      run "sanitize-$1-$2-$3" 480 compute-sanitizer --tool "$1" \
+          --error-exitcode 3 --target-processes all "$build/tests/$3"
+    ) &
+    pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || status=1; done
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitize-*.log | sort | uniq -c \
-      | tee -a "$summary"
+  grep -H "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitize-*.log \
+      | sed 's|.*/||' | tee -a "$summary"
 }
 
 step_bench_quick() {
