@@ -372,7 +372,11 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
     slot_free_buffers (s);
+    /* zeroed once: the slack past each padded row is read by vector loads
+     * (never used) and must not be uninitialised memory */
     if (!alloc_device (&s->d_pad, pad_bytes, s->stream, error)
+        || !CHECK (cudaMemsetAsync (s->d_pad, 0, pad_bytes, s->stream),
+            OP_OTHER)
         || !alloc_device (&s->d_raw, raw_bytes, s->stream, error)
         || !alloc_device (&s->d_tmp, tmp_bytes, s->stream, error)
         || !alloc_device (&s->d_out, out_bytes, s->stream, error)

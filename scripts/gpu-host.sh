@@ -61,7 +61,7 @@ run() {
   return $rc
 }
 
-tests_of() { ls "$build"/tests/test-* 2>/dev/null | grep -v '\.p$'; }
+tests_of() { find "$build/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort; }
 
 step_info() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \

@@ -1,0 +1,339 @@
+/* Test of edge-energy: runs it, then computes the same statistics here from
+ * the same input frames, with plain double-precision Sobel 3x3 and the
+ * replicate border, and compares the CSV with them.
+ *
+ *   edge-energy-test PATH-TO-EDGE-ENERGY
+ */
+#include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+
+#include <glib/gstdio.h>
+#include <sys/wait.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct
+{
+  guint frame;
+  gboolean has_pts;
+  gdouble pts, energy, fraction;
+  guint64 pixels, ambiguous;    /* reference only: pixels near the threshold */
+} Row;
+
+static const gchar *program;
+static guint passed, failed;
+
+static void
+check (gboolean ok, const gchar * what, ...)
+{
+  va_list args;
+  gchar *msg;
+
+  va_start (args, what);
+  msg = g_strdup_vprintf (what, args);
+  va_end (args);
+  g_print ("%s: %s\n", ok ? "ok" : "FAIL", msg);
+  g_free (msg);
+  if (ok)
+    passed++;
+  else
+    failed++;
+}
+
+/* Runs edge-energy with `args`; its stdout, stderr and exit status. */
+static gboolean
+run_program (const gchar * const *args, gchar ** out, gchar ** err,
+    gint * status)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  GError *error = NULL;
+  gint wait_status = 0;
+  gboolean ok;
+
+  g_ptr_array_add (argv, (gpointer) program);
+  for (; *args; args++)
+    g_ptr_array_add (argv, (gpointer) * args);
+  g_ptr_array_add (argv, NULL);
+  ok = g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, G_SPAWN_DEFAULT,
+      NULL, NULL, out, err, &wait_status, &error);
+  g_ptr_array_free (argv, TRUE);
+  if (!ok) {
+    g_printerr ("could not run %s: %s\n", program, error->message);
+    g_error_free (error);
+    return FALSE;
+  }
+  *status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
+  return TRUE;
+}
+
+/* CSV rows of edge-energy's output; NULL when it is malformed. */
+static GArray *
+parse_csv (const gchar * text)
+{
+  gchar **lines = g_strsplit (text, "\n", -1);
+  GArray *rows = g_array_new (FALSE, TRUE, sizeof (Row));
+
+  if (!lines[0] || strcmp (lines[0], "frame,pts,energy,fraction") != 0)
+    goto bad;
+  for (guint i = 1; lines[i]; i++) {
+    gchar **f;
+    Row r = { 0 };
+    if (!*lines[i])
+      continue;
+    f = g_strsplit (lines[i], ",", -1);
+    if (g_strv_length (f) != 4) {
+      g_strfreev (f);
+      goto bad;
+    }
+    r.frame = (guint) g_ascii_strtoull (f[0], NULL, 10);
+    r.has_pts = *f[1] != '\0';
+    r.pts = g_ascii_strtod (f[1], NULL);
+    r.energy = g_ascii_strtod (f[2], NULL);
+    r.fraction = g_ascii_strtod (f[3], NULL);
+    g_array_append_val (rows, r);
+    g_strfreev (f);
+  }
+  g_strfreev (lines);
+  return rows;
+bad:
+  g_strfreev (lines);
+  g_array_unref (rows);
+  return NULL;
+}
+
+/* in(x, y) of a GRAY8 frame with the replicate border */
+static inline gdouble
+pixel (const guint8 * data, gint stride, gint w, gint h, gint x, gint y)
+{
+  x = CLAMP (x, 0, w - 1);
+  y = CLAMP (y, 0, h - 1);
+  return data[(gsize) y * stride + x];
+}
+
+/* The reference: statistics of every GRAY8 frame `source` produces. */
+static GArray *
+reference (const gchar * source, gdouble threshold)
+{
+  static const gdouble kx[3][3] = { {-1, 0, 1}, {-2, 0, 2}, {-1, 0, 1} };
+  gchar *desc = g_strdup_printf ("%s ! videoconvert ! "
+      "video/x-raw,format=GRAY8 ! appsink name=sink sync=false", source);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &error);
+  GstElement *sink;
+  GArray *rows = g_array_new (FALSE, TRUE, sizeof (Row));
+  GstSample *sample;
+
+  g_free (desc);
+  if (!pipeline) {
+    g_printerr ("reference pipeline: %s\n", error->message);
+    g_error_free (error);
+    exit (1);
+  }
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstVideoInfo info;
+    GstVideoFrame frame;
+    Row r = { 0 };
+    gdouble energy = 0.0;
+
+    if (!gst_video_info_from_caps (&info, gst_sample_get_caps (sample))
+        || !gst_video_frame_map (&frame, &info, gst_sample_get_buffer (sample),
+            GST_MAP_READ)) {
+      g_printerr ("reference: cannot map a frame\n");
+      exit (1);
+    }
+    {
+      /* stride and offset from the GstVideoMeta when there is one */
+      const guint8 *data = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
+      gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
+      gint w = GST_VIDEO_FRAME_WIDTH (&frame), h =
+          GST_VIDEO_FRAME_HEIGHT (&frame);
+      for (gint y = 0; y < h; y++)
+        for (gint x = 0; x < w; x++) {
+          gdouble gx = 0.0, gy = 0.0, m;
+          for (gint j = 0; j < 3; j++)
+            for (gint i = 0; i < 3; i++) {
+              gdouble v = pixel (data, stride, w, h, x + i - 1, y + j - 1);
+              gx += kx[j][i] * v;
+              gy += kx[i][j] * v;       /* sobel-y is the transpose */
+            }
+          gx /= 255.0;
+          gy /= 255.0;
+          m = sqrt (gx * gx + gy * gy);
+          energy += gx * gx + gy * gy;
+          r.fraction += m > threshold;
+          /* float rounding may put these on either side */
+          r.ambiguous += fabs (m - threshold) <= 1e-5 * (1.0 + threshold);
+        }
+      r.pixels = (guint64) w *h;
+    }
+    r.frame = rows->len;
+    r.energy = energy / r.pixels;
+    r.fraction /= r.pixels;
+    r.has_pts = GST_BUFFER_PTS_IS_VALID (frame.buffer);
+    r.pts = (gdouble) GST_BUFFER_PTS (frame.buffer) / GST_SECOND;
+    g_array_append_val (rows, r);
+    gst_video_frame_unmap (&frame);
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return rows;
+}
+
+/* Runs edge-energy with `args` and compares with the reference of `source`. */
+static void
+compare (const gchar * name, const gchar * const *args, const gchar * source,
+    gdouble threshold)
+{
+  gchar *out = NULL, *err = NULL;
+  gint status = -1;
+  GArray *got, *want;
+  gboolean rows_ok = TRUE;
+
+  if (!run_program (args, &out, &err, &status)) {
+    check (FALSE, "%s: edge-energy runs", name);
+    return;
+  }
+  check (status == 0, "%s: edge-energy exits with 0 (got %d)%s%s", name,
+      status, status ? "; stderr:\n" : "", status ? err : "");
+  check (strstr (err, "sobel-x: ") && strstr (err, " on "),
+      "%s: edge-energy reports the backend and algorithm", name);
+  got = parse_csv (out);
+  want = reference (source, threshold);
+  check (got != NULL, "%s: CSV header and rows are well formed", name);
+  if (got) {
+    check (got->len == want->len && want->len > 0,
+        "%s: %u frames in the CSV, %u in the reference", name, got->len,
+        want->len);
+    for (guint i = 0; i < MIN (got->len, want->len); i++) {
+      Row *g = &g_array_index (got, Row, i), *w = &g_array_index (want, Row,
+          i);
+      gdouble etol = 1e-5 * w->energy + 1e-12;
+      gdouble ftol = (gdouble) w->ambiguous / w->pixels + 1e-9;
+      if (g->frame != i || g->has_pts != w->has_pts
+          || (w->has_pts && fabs (g->pts - w->pts) > 1e-6)
+          || fabs (g->energy - w->energy) > etol
+          || fabs (g->fraction - w->fraction) > ftol) {
+        g_print ("  frame %u: got %u,%.6f,%.9g,%.9g want %u,%.6f,%.9g,%.9g\n",
+            i, g->frame, g->pts, g->energy, g->fraction, i, w->pts, w->energy,
+            w->fraction);
+        rows_ok = FALSE;
+      }
+    }
+    check (rows_ok, "%s: energy and fraction match the reference", name);
+    /* a test that compares only zeros would prove little */
+    if (want->len > 0) {
+      Row *w = &g_array_index (want, Row, 0);
+      check (w->energy > 0.0 && w->fraction > 0.0 && w->fraction < 1.0,
+          "%s: the input has edges (energy %g, fraction %g)", name,
+          w->energy, w->fraction);
+    }
+    g_array_unref (got);
+  }
+  g_array_unref (want);
+  g_free (out);
+  g_free (err);
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_init (&argc, &argv);
+  if (argc != 2) {
+    g_printerr ("usage: %s PATH-TO-EDGE-ENERGY\n", argv[0]);
+    return 2;
+  }
+  program = argv[1];
+
+  /* Test source; an odd width gives GRAY8 rows padded to 4 bytes. */
+  {
+    const gchar *args[] = { "--backend=cpu", "--pattern=ball", "--width=67",
+      "--height=45", "--frames=6", NULL
+    };
+    compare ("ball, cpu", args, "videotestsrc pattern=ball num-buffers=6 ! "
+        "video/x-raw,width=67,height=45,framerate=30/1", 0.5);
+  }
+  {
+    const gchar *args[] = { "--backend=auto", "--pattern=smpte",
+      "--width=80", "--height=50", "--frames=3", "--threshold=0.2", NULL
+    };
+    compare ("smpte, auto", args, "videotestsrc pattern=smpte num-buffers=3 ! "
+        "video/x-raw,width=80,height=50,framerate=30/1", 0.2);
+  }
+
+  /* A video file, when this GStreamer can write one. */
+  {
+    GstElement *enc = gst_element_factory_make ("vp8enc", NULL);
+    GstElement *mux = gst_element_factory_make ("webmmux", NULL);
+    if (enc && mux) {
+      GError *error = NULL;
+      gchar *dir = g_dir_make_tmp ("edge-energy-XXXXXX", NULL);
+      gchar *file = g_build_filename (dir, "pinwheel.webm", NULL);
+      gchar *uri = gst_filename_to_uri (file, NULL);
+      gchar *desc = g_strdup_printf ("videotestsrc pattern=pinwheel "
+          "num-buffers=8 ! video/x-raw,width=96,height=64,framerate=25/1 ! "
+          "vp8enc ! webmmux ! filesink location=\"%s\"", file);
+      GstElement *p = gst_parse_launch (desc, &error);
+      GstBus *bus = gst_element_get_bus (p);
+      GstMessage *msg;
+      gst_element_set_state (p, GST_STATE_PLAYING);
+      msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+          GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+      check (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+          "wrote a test video file");
+      if (msg)
+        gst_message_unref (msg);
+      gst_element_set_state (p, GST_STATE_NULL);
+      gst_object_unref (bus);
+      gst_object_unref (p);
+      {
+        const gchar *args[] = { file, NULL };
+        gchar *src = g_strdup_printf ("uridecodebin uri=\"%s\"", uri);
+        compare ("video file", args, src, 0.5);
+        g_free (src);
+      }
+      g_unlink (file);
+      g_rmdir (dir);
+      g_free (desc);
+      g_free (uri);
+      g_free (file);
+      g_free (dir);
+    } else {
+      g_print ("skip: no vp8enc/webmmux to write a test video\n");
+    }
+    if (enc)
+      gst_object_unref (gst_object_ref_sink (enc));
+    if (mux)
+      gst_object_unref (gst_object_ref_sink (mux));
+  }
+
+  /* Bad arguments are refused. */
+  {
+    const gchar *args[] = { "--backend=gpu", NULL };
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    gboolean ran = run_program (args, &out, &err, &status);
+    check (ran && status == 2 && strstr (err, "--backend"),
+        "--backend=gpu is refused (status %d)", status);
+    g_free (out);
+    g_free (err);
+  }
+  {
+    const gchar *args[] = { "/nonexistent/video.webm", NULL };
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    gboolean ran = run_program (args, &out, &err, &status);
+    check (ran && status == 1, "a missing file is an error (status %d)",
+        status);
+    g_free (out);
+    g_free (err);
+  }
+
+  g_print ("%u passed, %u failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
