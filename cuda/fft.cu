@@ -57,13 +57,14 @@ cufft_name (cufftResult r)
     }                                                                   \
   } while (0)
 
-/* The smallest 2^a 3^b 5^c 7^d >= n. */
+/* The smallest n' >= n whose prime factors are all <= max_prime (2, 3, 5
+ * or 7): cuFFT's fast sizes; fewer primes mean larger but simpler sizes. */
 int
-friendly (int n)
+friendly (int n, int max_prime)
 {
   for (int m = n;; m++) {
     int r = m;
-    for (int f = 2; f <= 7; f++)
+    for (int f = 2; f <= max_prime; f++)
       while (r % f == 0)
         r /= f;
     if (r == 1)
@@ -224,11 +225,12 @@ fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
 
 extern "C" GcvCudaFft *
 gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
-    int n_slots, cudaStream_t * streams, char *err, size_t err_len)
+    int max_prime, int n_slots, cudaStream_t * streams, char *err,
+    size_t err_len)
 {
   GcvCudaFft *f = new GcvCudaFft ();
-  f->nx = friendly (width + kw - 1);
-  f->ny = friendly (height + kh - 1);
+  f->nx = friendly (width + kw - 1, max_prime);
+  f->ny = friendly (height + kh - 1, max_prime);
   f->channels = channels;
   f->n_slots = n_slots;
   f->streams = new cudaStream_t[n_slots];

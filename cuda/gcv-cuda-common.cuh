@@ -120,6 +120,59 @@ template <> struct Quad<uchar4> {
   }
 };
 
+/* Writes a thread's 4 outputs of row y as one vector where the row has
+ * them all and the destination is aligned, else one by one. */
+#define GCV_QUAD 4
+
+template <typename In>
+__device__ __forceinline__ void
+store_quad (const GcvCudaConv & p, int x, int y,
+    const typename AccOf<In>::T (&acc)[GCV_QUAD], const In (&centre)[GCV_QUAD])
+{
+  const bool f32 = p.out == GCV_OUT_F32;
+  const size_t align = (p.out == GCV_OUT_U8) ? 4 : 16;
+  /* x is a multiple of 4, so only the row start can be misaligned */
+  if (x + GCV_QUAD <= p.width && (((size_t) p.dst | p.dst_pitch) & (align - 1)) == 0) {
+    if constexpr (sizeof (acc[0]) == sizeof (float)) {
+      if (f32) {
+        float4 v;
+        v.x = (acc[0] + p.bias) * p.out_scale;
+        v.y = (acc[1] + p.bias) * p.out_scale;
+        v.z = (acc[2] + p.bias) * p.out_scale;
+        v.w = (acc[3] + p.bias) * p.out_scale;
+        *(float4 *) (row_ptr<float> (p.dst, p.dst_pitch, y) + x) = v;
+      } else {
+        uchar4 v;
+        v.x = to_u8 ((acc[0] + p.bias) * p.out_scale);
+        v.y = to_u8 ((acc[1] + p.bias) * p.out_scale);
+        v.z = to_u8 ((acc[2] + p.bias) * p.out_scale);
+        v.w = to_u8 ((acc[3] + p.bias) * p.out_scale);
+        *(uchar4 *) (row_ptr<unsigned char> (p.dst, p.dst_pitch, y) + x) = v;
+      }
+      return;
+    } else {
+      unsigned w[GCV_QUAD];
+#pragma unroll
+      for (int q = 0; q < GCV_QUAD; q++) {
+        const float4 a = acc[q];
+        unsigned r = to_u8 ((a.x + p.bias) * p.out_scale);
+        unsigned g = to_u8 ((a.y + p.bias) * p.out_scale);
+        unsigned b = to_u8 ((a.z + p.bias) * p.out_scale);
+        unsigned al = p.out == GCV_OUT_U8X4 ? to_u8 ((a.w + p.bias) * p.out_scale)
+            : alpha_of (centre[q]);
+        w[q] = r | (g << 8) | (b << 16) | (al << 24);
+      }
+      *(uint4 *) (row_ptr<uchar4> (p.dst, p.dst_pitch, y) + x) =
+          make_uint4 (w[0], w[1], w[2], w[3]);
+      return;
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < GCV_QUAD; q++)
+    if (x + q < p.width)
+      store<In> (p, x + q, y, acc[q], centre[q]);
+}
+
 /* The input pixel under the anchor of output (x, y). */
 template <typename In>
 __device__ __forceinline__ In centre_of (const GcvCudaConv & p, int x, int y)

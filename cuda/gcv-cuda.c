@@ -430,6 +430,19 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   return c;
 }
 
+/* A family with the parameters it runs best with, as far as is known
+ * without measuring. */
+static void
+family_defaults (GcvVariant * v, GcvAlgorithm family, GcvFormat format)
+{
+  memset (v, 0, sizeof (*v));
+  v->family = family;
+  if (family == GCV_ALGORITHM_TILED)
+    v->ty = gcv_format_channels (format) == 4 ? 1 : 2;
+  else if (family == GCV_ALGORITHM_SEPARABLE)
+    v->ty = 4;
+}
+
 /* Settles the variant: the forced one, the requested family, or the
  * dispatcher's pick; then what the device and the instances allow. */
 static gboolean
@@ -459,22 +472,19 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     }
     if (plan->requested != GCV_ALGORITHM_AUTO
         && plan->requested != v->family) {
-      memset (v, 0, sizeof (*v));
-      v->family = plan->requested;
+      family_defaults (v, plan->requested, key.format);
       source = "requested";
     }
   }
 
   if (v->family == GCV_ALGORITHM_SEPARABLE && !f->rank1) {
     note = " (kernel not rank 1)";
-    v->family = GCV_ALGORITHM_TILED;
-    v->ty = 0;
+    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
   }
   if (v->family == GCV_ALGORITHM_REGISTER) {
     if (!gcv_cuda_register_supports (&c)) {
       note = " (register cannot run this size)";
-      memset (v, 0, sizeof (*v));
-      v->family = GCV_ALGORITHM_TILED;
+      family_defaults (v, GCV_ALGORITHM_TILED, key.format);
     } else {
       v->p = v->p == 4 ? 4 : 8;
       v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
@@ -487,14 +497,16 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     else if (v->ty)
       v->ty = v->ty == 8 ? 8 : 4;
   }
+  /* tiled: ty=N asks for the kernel unrolled for this width (when it has
+   * an instance that fits), plain "tiled" for adaptive tiling */
   cp->sized = FALSE;
   if (v->family == GCV_ALGORITHM_TILED) {
-    cp->sized = gcv_cuda_tiled_specialised (&c)
-        && (v->ty == 0 || v->ty == 1 || v->ty == 2 || v->ty == 4);
-    if (cp->sized) {
-      if (v->ty == 0)
-        v->ty = c.in == GCV_PIX_U8X4 ? 1 : 2;
-    } else {
+    if (v->ty == 1 || v->ty == 2 || v->ty == 4) {
+      cp->sized = gcv_cuda_tiled_width_smem (&c, v->ty, &e->props) > 0;
+      if (cp->sized && f->kw * f->kh > GCV_CUDA_PARAM_TAPS)
+        v->ty = 2;              /* the one instance with taps in memory */
+    }
+    if (!cp->sized) {
       v->ty = gcv_cuda_tiled_choose (&c, &e->props, &cp->tiled_smem);
       if (v->ty == 0) {
         note = " (tile too large for shared memory)";
@@ -511,8 +523,10 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
     for (guint i = 0; i < cp->n_slots; i++)
       streams[i] = cp->slots[i].stream;
+    if (v->p != 2 && v->p != 3 && v->p != 5)
+      v->p = 7;
     cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh, channels,
-        cp->n_slots, streams, err, sizeof (err));
+        v->p, cp->n_slots, streams, err, sizeof (err));
     if (!cp->fft || !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
             err, sizeof (err))) {
       g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
@@ -523,14 +537,13 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
 
   name = gcv_variant_to_string (v);
   if (v->family == GCV_ALGORITHM_TILED)
-    gcv_plan_set_description (plan, v->family, "%s%s (%s)%s",
-        name + strlen ("tiled"), cp->sized ? " sized" : " adaptive", source,
-        note);
+    gcv_plan_set_description (plan, v->family, "ty=%d %s (%s)%s", v->ty,
+        cp->sized ? "unrolled" : "adaptive", source, note);
   else if (v->family == GCV_ALGORITHM_FFT) {
     int nx, ny;
     gcv_cuda_fft_size (cp->fft, &nx, &ny);
-    gcv_plan_set_description (plan, v->family, "%dx%d (%s)%s", nx, ny,
-        source, note);
+    gcv_plan_set_description (plan, v->family, "p=%d %dx%d (%s)%s", v->p, nx,
+        ny, source, note);
   } else {
     const gchar *params = strchr (name, ' ');
     gcv_plan_set_description (plan, v->family, "%s (%s)%s",
@@ -700,7 +713,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   switch (cp->variant.family) {
     case GCV_ALGORITHM_TILED:
       if (cp->sized)
-        return CHECK (gcv_cuda_tiled_sized (&c, cp->variant.ty), OP_LAUNCH);
+        return CHECK (gcv_cuda_tiled_width (&c, cp->variant.ty), OP_LAUNCH);
       return CHECK (gcv_cuda_tiled (&c, cp->variant.ty, cp->tiled_smem),
           OP_LAUNCH);
     case GCV_ALGORITHM_REGISTER:

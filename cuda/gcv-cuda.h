@@ -75,11 +75,15 @@ cudaError_t gcv_cuda_direct (const GcvCudaConv * c);
 int gcv_cuda_tiled_choose (const GcvCudaConv * c, const GcvCudaDevice * dev,
     size_t * smem);
 cudaError_t gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem);
-/* tiled.cu, per-size kernels (square odd 3..17, not F32X4): 4 outputs
- * across and ty (1, 2, 4) down per thread, everything unrolled. The padded
- * frame's rows must have 3 pixels of slack past its width. */
-int gcv_cuda_tiled_specialised (const GcvCudaConv * c);
-cudaError_t gcv_cuda_tiled_sized (const GcvCudaConv * c, int ty);
+/* tiled.cu, per-width kernels (kernel widths in GCV_TILED_WIDTHS, any
+ * height; not F32X4): 4 outputs across and ty (1, 2, 4) down per thread.
+ * The shared memory they need (0: no instance, or too much for the device),
+ * and the launch. The padded frame's rows must have 3 pixels of slack. */
+#define GCV_TILED_WIDTHS(X) X(3) X(5) X(7) X(9) X(11) X(13) X(15) X(17) \
+  X(21) X(25) X(31) X(43)
+size_t gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
+    const GcvCudaDevice * dev);
+cudaError_t gcv_cuda_tiled_width (const GcvCudaConv * c, int ty);
 
 /* register.cu: register cache and warp shuffle, p_rows (4 or 8) outputs per
  * lane, `block` threads (a multiple of 32) per block. */
@@ -106,12 +110,13 @@ cudaError_t gcv_cuda_separable (const GcvCudaConv * c, const float *row,
     const GcvCudaDevice * dev);
 
 /* fft.cu: cuFFT correlation over the padded frame, `channels` planes (1,
- * 3 or 4) in one batched plan, buffers and plans per slot. Errors are
- * written into err. */
+ * 3 or 4) in one batched plan, buffers and plans per slot; transform sizes
+ * have no prime factor above max_prime (2, 3, 5 or 7). Errors are written
+ * into err. */
 typedef struct _GcvCudaFft GcvCudaFft;
 GcvCudaFft *gcv_cuda_fft_new (int width, int height, int kw, int kh,
-    int channels, int n_slots, cudaStream_t * streams, char *err,
-    size_t err_len);
+    int channels, int max_prime, int n_slots, cudaStream_t * streams,
+    char *err, size_t err_len);
 void gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny);
 int gcv_cuda_fft_set_filter (GcvCudaFft * f, const float *taps, int kw,
     int kh, char *err, size_t err_len);

@@ -9,7 +9,7 @@ gchar *
 gcv_variant_to_string (const GcvVariant * v)
 {
   switch (v->family) {
-    case GCV_ALGORITHM_TILED:
+    case GCV_ALGORITHM_TILED:    /* no ty: adaptive tiling */
       return v->ty ? g_strdup_printf ("tiled ty=%d", v->ty) :
           g_strdup ("tiled");
     case GCV_ALGORITHM_REGISTER:
@@ -18,6 +18,9 @@ gcv_variant_to_string (const GcvVariant * v)
     case GCV_ALGORITHM_SEPARABLE:
       return v->ty ? g_strdup_printf ("separable fused ty=%d", v->ty) :
           g_strdup ("separable two-pass");
+    case GCV_ALGORITHM_FFT:      /* p: the largest prime in the sizes */
+      return v->p && v->p != 7 ? g_strdup_printf ("fft p=%d", v->p) :
+          g_strdup ("fft");
     default:
       return g_strdup (gcv_algorithm_nick (v->family));
   }
@@ -66,7 +69,8 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
         if (strcmp (*w, "ty") == 0 && (v->family == GCV_ALGORITHM_TILED
                 || v->family == GCV_ALGORITHM_SEPARABLE))
           field = &v->ty;
-        else if (strcmp (*w, "p") == 0 && v->family == GCV_ALGORITHM_REGISTER)
+        else if (strcmp (*w, "p") == 0 && (v->family == GCV_ALGORITHM_REGISTER
+                || v->family == GCV_ALGORITHM_FFT))
           field = &v->p;
         else if (strcmp (*w, "block") == 0
             && v->family == GCV_ALGORITHM_REGISTER)
@@ -130,7 +134,10 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
     v->family = GCV_ALGORITHM_FFT;
   } else {
-    /* the adaptive-tiling rule picks the tile height at plan time */
+    /* the kernel unrolled for this width where there is one (two outputs
+     * down, one for the wide RGBA accumulators); else the adaptive-tiling
+     * rule picks the tile height at plan time */
     v->family = GCV_ALGORITHM_TILED;
+    v->ty = gcv_format_channels (key->format) == 4 ? 1 : 2;
   }
 }

@@ -13,7 +13,8 @@ typedef struct {
   GcvAlgorithm family;
   gint ty;                      /* tiled, separable: outputs down per thread;
                                  * separable: 0 = two passes */
-  gint p;                       /* register: outputs per lane */
+  gint p;                       /* register: outputs per lane; fft: the
+                                 * largest prime factor of the sizes */
   gint block;                   /* register: threads per block */
 } GcvVariant;
 

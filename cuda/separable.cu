@@ -212,13 +212,47 @@ struct Separable {
 
 /* --- fused per-size kernels -------------------------------------------- */
 
-constexpr int FTX = 4;          /* outputs across per thread */
+constexpr int FTX = GCV_QUAD;   /* outputs across per thread */
+
+/* The float tile between the passes, 4 values at a time as one vector. */
+__device__ __forceinline__ void
+store_mid (float *m, const float (&v)[FTX])
+{
+  *(float4 *) m = make_float4 (v[0], v[1], v[2], v[3]);
+}
+
+__device__ __forceinline__ void
+store_mid (float4 * m, const float4 (&v)[FTX])
+{
+#pragma unroll
+  for (int q = 0; q < FTX; q++)
+    m[q] = v[q];
+}
+
+__device__ __forceinline__ void
+load_mid (float (&v)[FTX], const float *m)
+{
+  const float4 a = *(const float4 *) m;
+  v[0] = a.x;
+  v[1] = a.y;
+  v[2] = a.z;
+  v[3] = a.w;
+}
+
+__device__ __forceinline__ void
+load_mid (float4 (&v)[FTX], const float4 * m)
+{
+#pragma unroll
+  for (int q = 0; q < FTX; q++)
+    v[q] = m[q];
+}
 
 template <typename In, int K, int TY> struct FusedShape {
   typedef typename AccOf<In>::T Acc;
   static constexpr int TW = BX * FTX, TH = 8 * TY;
   static constexpr int SP = (TW + K - 1 + 3) / 4 * 4, SH = TH + K - 1;
-  static constexpr size_t in_bytes = sizeof (In) * SH * SP;
+  /* the float tile after it starts on a 16-byte boundary */
+  static constexpr size_t in_bytes = (sizeof (In) * SH * SP + 15) / 16 * 16;
   static constexpr size_t bytes = in_bytes + sizeof (Acc) * SH * TW;
 };
 
@@ -267,9 +301,7 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 #pragma unroll
       for (int q = 0; q < FTX; q++)
         fma_acc (acc[q], row[i], win[q + i]);
-#pragma unroll
-    for (int q = 0; q < FTX; q++)
-      mid[r * TW + xs + q] = acc[q];
+    store_mid (mid + r * TW + xs, acc);
   }
   __syncthreads ();
 
@@ -284,9 +316,7 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 #pragma unroll
   for (int r = 0; r < TY + K - 1; r++) {
     Acc v[FTX];
-#pragma unroll
-    for (int q = 0; q < FTX; q++)
-      v[q] = mid[(ys + r) * TW + xs + q];
+    load_mid (v, mid + (ys + r) * TW + xs);
 #pragma unroll
     for (int t = 0; t < TY; t++) {
       const int j = r - t;
@@ -299,13 +329,14 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 #pragma unroll
   for (int t = 0; t < TY; t++) {
     const int y = y0 + ys + t;
+    if (y >= p.height)
+      break;
+    In centre[FTX];
 #pragma unroll
-    for (int q = 0; q < FTX; q++) {
-      const int x = x0 + xs + q;
-      if (x < p.width && y < p.height)
-        store<In> (p, x, y, acc[t][q],
-            tile[(ys + t + p.ay) * SP + xs + q + p.ax]);
-    }
+    for (int q = 0; q < FTX; q++)
+      centre[q] = tile[(ys + t + p.ay) * SP + xs + q + p.ax];
+    if (x0 + xs < p.width)
+      store_quad<In> (p, x0 + xs, y, acc[t], centre);
   }
 }
 

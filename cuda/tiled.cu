@@ -6,12 +6,13 @@
  * time as the largest whose tile fits shared memory with two blocks per SM
  * (__launch_bounds__ keeps the registers within the same budget).
  *
- * The per-size kernels (square odd 3..17) fix the size and tile shape at
- * compile time so every loop unrolls (Wainwright, GTC 2014): each thread
- * computes 4 outputs across and TY down, sliding a register window along each
- * input row it reads, with taps as constant-bank operands of the FMAs. Rows
- * move through shared memory in vectors of four pixels, matched to the bank
- * width (Chen et al., DAC'17). */
+ * The per-width kernels fix the kernel width and the tile shape at compile
+ * time so the inner loops unroll (Wainwright, GTC 2014): each thread computes
+ * 4 outputs across and TY down, sliding a register window along each input
+ * row it reads, with a kernel row's taps in registers. Kernel rows loop at
+ * run time, so one instance serves any height. Rows move through shared
+ * memory in vectors of four pixels, matched to the bank width (Chen et al.,
+ * DAC'17), and outputs leave as one vector of four. */
 #include "gcv-cuda-common.cuh"
 
 using namespace gcv;
@@ -125,26 +126,31 @@ struct Tiled {
   }
 };
 
-/* --- per-size kernels ------------------------------------------------- */
+/* --- per-width kernels ------------------------------------------------ */
 
-constexpr int TX = 4;           /* outputs across per thread: one vector */
+constexpr int TX = GCV_QUAD;    /* outputs across per thread: one vector */
 
-template <typename In, int KW, int KH, int TY>
+/* Width fixed at compile time, so each input row's window of TX + KW - 1
+ * pixels and the taps of a kernel row live in registers; kernel rows loop
+ * at run time, so one instance serves every height. */
+template <typename In, int KW, int TY, typename Taps>
 __global__ void __launch_bounds__ (BX * BY)
-tiled_sized_kernel (GcvCudaConv p, ParamTaps taps)
+tiled_width_kernel (GcvCudaConv p, Taps taps)
 {
   typedef typename AccOf<In>::T Acc;
   typedef Quad<In> Q;
   typedef typename Q::T Vec;
   constexpr int TW = BX * TX, TH = BY * TY;     /* outputs of the block */
-  constexpr int SP = (TW + KW - 1 + 3) / 4 * 4, SH = TH + KH - 1;
+  constexpr int SP = (TW + KW - 1 + 3) / 4 * 4;
   constexpr int NV = (TX + KW - 1 + 3) / 4;     /* vectors per window */
-  __shared__ __align__ (16) In tile[SH * SP];
+  extern __shared__ __align__ (16) unsigned char smem_raw[];
+  In *tile = (In *) smem_raw;
+  const int kh = p.kh, sh = TH + kh - 1;
   const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
-  const int pw = p.width + KW - 1, ph = p.height + KH - 1;
+  const int pw = p.width + KW - 1, ph = p.height + kh - 1;
 
   /* padded rows have slack past pw, so whole vectors can be read */
-  for (int k = threadIdx.y * BX + threadIdx.x; k < SH * (SP / 4);
+  for (int k = threadIdx.y * BX + threadIdx.x; k < sh * (SP / 4);
       k += BX * BY) {
     const int r = k / (SP / 4), c = (k % (SP / 4)) * 4;
     Vec v = { };
@@ -163,81 +169,104 @@ tiled_sized_kernel (GcvCudaConv p, ParamTaps taps)
     for (int q = 0; q < TX; q++)
       zero (acc[t][q]);
 
-  /* each input row once: its window feeds every output row it belongs to */
+  for (int j = 0; j < kh; j++) {
+    float w[KW];
 #pragma unroll
-  for (int r = 0; r < TY + KH - 1; r++) {
-    Acc win[NV * 4];
-#pragma unroll
-    for (int v = 0; v < NV; v++) {
-      const Vec q = *(const Vec *) &tile[(ys + r) * SP + xs + 4 * v];
-#pragma unroll
-      for (int k = 0; k < 4; k++)
-        win[4 * v + k] = to_acc (Q::get (q, k));
-    }
+    for (int i = 0; i < KW; i++)
+      w[i] = taps[j * KW + i];
 #pragma unroll
     for (int t = 0; t < TY; t++) {
-      const int j = r - t;
-      if (j >= 0 && j < KH) {
+      Acc win[NV * 4];
+      const In *row = tile + (ys + t + j) * SP + xs;
 #pragma unroll
-        for (int i = 0; i < KW; i++) {
-          const float w = taps[j * KW + i];
+      for (int v = 0; v < NV; v++) {
+        const Vec q = *(const Vec *) (row + 4 * v);
 #pragma unroll
-          for (int q = 0; q < TX; q++)
-            fma_acc (acc[t][q], w, win[q + i]);
-        }
+        for (int k = 0; k < 4; k++)
+          win[4 * v + k] = to_acc (Q::get (q, k));
       }
+#pragma unroll
+      for (int i = 0; i < KW; i++)
+#pragma unroll
+        for (int q = 0; q < TX; q++)
+          fma_acc (acc[t][q], w[i], win[q + i]);
     }
   }
 
 #pragma unroll
   for (int t = 0; t < TY; t++) {
     const int y = y0 + ys + t;
+    if (y >= p.height)
+      break;
+    In centre[TX];
 #pragma unroll
-    for (int q = 0; q < TX; q++) {
-      const int x = x0 + xs + q;
-      if (x < p.width && y < p.height)
-        store<In> (p, x, y, acc[t][q],
-            tile[(ys + t + p.ay) * SP + xs + q + p.ax]);
-    }
+    for (int q = 0; q < TX; q++)
+      centre[q] = tile[(ys + t + p.ay) * SP + xs + q + p.ax];
+    if (x0 + xs < p.width)
+      store_quad<In> (p, x0 + xs, y, acc[t], centre);
   }
 }
 
-template <typename In, int K>
-cudaError_t
-sized (const GcvCudaConv & c, int ty)
+template <typename In, int KW>
+size_t
+width_smem (int kh, int ty)
 {
-  ParamTaps taps = param_taps (c.host_taps, K * K);
-  dim3 block (BX, BY);
-  switch (ty) {
-    case 1:
-      tiled_sized_kernel<In, K, K, 1> <<<dim3 (div_up (c.width, BX * TX),
-              div_up (c.height, BY)), block, 0, c.stream>>> (c, taps);
-      break;
-    case 4:
-      tiled_sized_kernel<In, K, K, 4> <<<dim3 (div_up (c.width, BX * TX),
-              div_up (c.height, BY * 4)), block, 0, c.stream>>> (c, taps);
-      break;
-    default:
-      tiled_sized_kernel<In, K, K, 2> <<<dim3 (div_up (c.width, BX * TX),
-              div_up (c.height, BY * 2)), block, 0, c.stream>>> (c, taps);
-      break;
-  }
+  constexpr int SP = (BX * TX + KW - 1 + 3) / 4 * 4;
+  return sizeof (In) * SP * (size_t) (BY * ty + kh - 1);
+}
+
+template <typename In, int KW, int TY, typename Taps>
+cudaError_t
+width_go (const GcvCudaConv & c, Taps taps)
+{
+  auto kernel = tiled_width_kernel<In, KW, TY, Taps>;
+  size_t smem = width_smem<In, KW> (c.kh, TY);
+  cudaError_t err = cudaFuncSetAttribute (kernel,
+      cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+  if (err != cudaSuccess)
+    return err;
+  kernel<<<dim3 (div_up (c.width, BX * TX), div_up (c.height, BY * TY)),
+      dim3 (BX, BY), smem, c.stream>>> (c, taps);
   return cudaGetLastError ();
 }
 
+template <typename In, int KW>
+cudaError_t
+width_pick (const GcvCudaConv & c, int ty)
+{
+  if (c.kw * c.kh > GCV_CUDA_PARAM_TAPS)
+    return width_go<In, KW, 2> (c, global_taps (c.taps));
+  ParamTaps taps = param_taps (c.host_taps, c.kw * c.kh);
+  switch (ty) {
+    case 1:
+      return width_go<In, KW, 1> (c, taps);
+    case 4:
+      return width_go<In, KW, 4> (c, taps);
+    default:
+      return width_go<In, KW, 2> (c, taps);
+  }
+}
+
 template <typename In>
-struct TiledSized {
+struct TiledWidth {
+  static size_t smem (int kw, int kh, int ty)
+  {
+    switch (kw) {
+#define WIDTH_SMEM(K) case K: return width_smem<In, K> (kh, ty);
+        GCV_TILED_WIDTHS (WIDTH_SMEM)
+#undef WIDTH_SMEM
+      default:
+        return 0;
+    }
+  }
   static cudaError_t launch (const GcvCudaConv & c, int ty)
   {
     switch (c.kw) {
-      case 3: return sized<In, 3> (c, ty);
-      case 5: return sized<In, 5> (c, ty);
-      case 7: return sized<In, 7> (c, ty);
-      case 9: return sized<In, 9> (c, ty);
-      case 11: return sized<In, 11> (c, ty);
-      case 13: return sized<In, 13> (c, ty);
-      case 15: return sized<In, 15> (c, ty);
-      default: return sized<In, 17> (c, ty);
+#define WIDTH_GO(K) case K: return width_pick<In, K> (c, ty);
+        GCV_TILED_WIDTHS (WIDTH_GO)
+#undef WIDTH_GO
+      default:
+        return cudaErrorInvalidValue;
     }
   }
 };
@@ -270,23 +299,42 @@ gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem)
   return GCV_DISPATCH_PIXEL (Tiled, *c, *c, ty, smem);
 }
 
-extern "C" int
-gcv_cuda_tiled_specialised (const GcvCudaConv * c)
+/* Shared memory the per-width kernel needs for this size and ty, 0 when it
+ * has no instance, the element is F32X4, or the device cannot give it;
+ * large kernels run with ty=2 and taps from device memory. */
+extern "C" size_t
+gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
+    const GcvCudaDevice * dev)
 {
-  return c->kw == c->kh && c->kw % 2 == 1 && c->kw >= 3 && c->kw <= 17
-      && c->in != GCV_PIX_F32X4;
+  size_t bytes;
+  if (c->kw * c->kh > GCV_CUDA_PARAM_TAPS)
+    ty = 2;
+  switch (c->in) {
+    case GCV_PIX_U8:
+      bytes = TiledWidth<unsigned char>::smem (c->kw, c->kh, ty);
+      break;
+    case GCV_PIX_F32:
+      bytes = TiledWidth<float>::smem (c->kw, c->kh, ty);
+      break;
+    case GCV_PIX_U8X4:
+      bytes = TiledWidth<uchar4>::smem (c->kw, c->kh, ty);
+      break;
+    default:
+      return 0;
+  }
+  return bytes <= dev->smem_per_block_optin ? bytes : 0;
 }
 
 extern "C" cudaError_t
-gcv_cuda_tiled_sized (const GcvCudaConv * c, int ty)
+gcv_cuda_tiled_width (const GcvCudaConv * c, int ty)
 {
   switch (c->in) {
     case GCV_PIX_U8:
-      return TiledSized<unsigned char>::launch (*c, ty);
+      return TiledWidth<unsigned char>::launch (*c, ty);
     case GCV_PIX_F32:
-      return TiledSized<float>::launch (*c, ty);
+      return TiledWidth<float>::launch (*c, ty);
     case GCV_PIX_U8X4:
-      return TiledSized<uchar4>::launch (*c, ty);
+      return TiledWidth<uchar4>::launch (*c, ty);
     default:
       return cudaErrorInvalidValue;
   }
