@@ -501,7 +501,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
    * an instance that fits), plain "tiled" for adaptive tiling */
   cp->sized = FALSE;
   if (v->family == GCV_ALGORITHM_TILED) {
-    if (v->ty == 1 || v->ty == 2 || v->ty == 4) {
+    if (v->ty == 1 || v->ty == 2 || v->ty == 4 || v->ty == 8) {
       cp->sized = gcv_cuda_tiled_width_smem (&c, v->ty, &e->props) > 0;
       if (cp->sized && f->kw * f->kh > GCV_CUDA_PARAM_TAPS)
         v->ty = 2;              /* the one instance with taps in memory */

@@ -76,7 +76,7 @@ int gcv_cuda_tiled_choose (const GcvCudaConv * c, const GcvCudaDevice * dev,
     size_t * smem);
 cudaError_t gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem);
 /* tiled.cu, per-width kernels (kernel widths in GCV_TILED_WIDTHS, any
- * height; not F32X4): 4 outputs across and ty (1, 2, 4) down per thread.
+ * height; not F32X4): 4 outputs across and ty (1, 2, 4, 8) down per thread.
  * The shared memory they need (0: no instance, or too much for the device),
  * and the launch. The padded frame's rows must have 3 pixels of slack. */
 #define GCV_TILED_WIDTHS(X) X(3) X(5) X(7) X(9) X(11) X(13) X(15) X(17) \

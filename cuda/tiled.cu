@@ -242,6 +242,8 @@ width_pick (const GcvCudaConv & c, int ty)
       return width_go<In, KW, 1> (c, taps);
     case 4:
       return width_go<In, KW, 4> (c, taps);
+    case 8:
+      return width_go<In, KW, 8> (c, taps);
     default:
       return width_go<In, KW, 2> (c, taps);
   }
