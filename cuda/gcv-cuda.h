@@ -87,7 +87,7 @@ cudaError_t gcv_cuda_tiled_width (const GcvCudaConv * c, int ty);
 
 /* register.cu: register cache and warp shuffle, p_rows (4 or 8) outputs per
  * lane, `block` threads (a multiple of 32) per block. */
-#define GCV_REGISTER_MAX_KH 24
+#define GCV_REGISTER_MAX_KH 16
 int gcv_cuda_register_supports (const GcvCudaConv * c);
 int gcv_cuda_register_specialised (const GcvCudaConv * c);
 cudaError_t gcv_cuda_register (const GcvCudaConv * c, int p_rows, int block);

@@ -118,9 +118,7 @@ struct Register {
     }
     if (c.kh <= 8)
       return go<In, 8, 8, 0, 0> (c, block);
-    if (c.kh <= 16)
-      return go<In, 8, 16, 0, 0> (c, block);
-    return go<In, 4, GCV_REGISTER_MAX_KH, 0, 0> (c, block);
+    return go<In, 8, GCV_REGISTER_MAX_KH, 0, 0> (c, block);
   }
 };
 
@@ -129,8 +127,10 @@ struct Register {
 extern "C" int
 gcv_cuda_register_supports (const GcvCudaConv * c)
 {
-  /* a warp must keep at least two useful lanes; the cache holds kh rows */
-  return c->kw <= 31 && c->kh <= GCV_REGISTER_MAX_KH
+  /* Beyond 17 columns most lanes of a warp idle (33 - kw useful), and a
+   * 24-row cache spilled to local memory, 20x slower (H200): no instances
+   * there. The cache holds kh rows. */
+  return c->kw <= 17 && c->kh <= GCV_REGISTER_MAX_KH
       && c->kw * c->kh <= GCV_CUDA_PARAM_TAPS && c->in != GCV_PIX_F32X4;
 }
 
