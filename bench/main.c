@@ -2,6 +2,7 @@
  * limits and against NPP and cuFFT, on device frames, every output checked.
  * See bench/README.md. */
 #include "common.h"
+#include "check-dispatch.h"
 #include "check-element.h"
 #include "configs.h"
 #include "fft-peer.h"
@@ -34,6 +35,10 @@ static gboolean opt_check_element = FALSE;
 static gboolean opt_no_bench = FALSE;
 static gint opt_device = -1;
 static gint opt_seed = 1;
+static gboolean opt_check_dispatch = FALSE;
+static gchar *opt_tuning_file = NULL;
+static gchar *opt_sizes = NULL;
+static gdouble opt_noise_ms = 0.003;
 
 static const GOptionEntry entries[] = {
   {"formats", 0, 0, G_OPTION_ARG_STRING, &opt_formats,
@@ -71,6 +76,20 @@ static const GOptionEntry entries[] = {
       "CUDA device id (default -1: the first usable)", "ID"},
   {"seed", 0, 0, G_OPTION_ARG_INT, &opt_seed,
       "Seed of the random frames and kernels (default 1)", "N"},
+  {"check-dispatch", 0, 0, G_OPTION_ARG_NONE, &opt_check_dispatch,
+      "Only check the dispatcher: at sizes between the tuned ones, its pick "
+      "with the tuning table (within 10%) and without (within 25%) against "
+      "the best measured variant; --formats, --kernels, --forms, --quick "
+      "apply", NULL},
+  {"tuning-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_tuning_file,
+      "With --check-dispatch: the table to check (default: the user cache "
+      "table of this GPU)", "FILE"},
+  {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
+      "With --check-dispatch: frame sizes (default "
+      "1280x720,2560x1440,3840x2160)", "LIST"},
+  {"noise-ms", 0, 0, G_OPTION_ARG_DOUBLE, &opt_noise_ms,
+      "With --check-dispatch: a pick this close to the best passes whatever "
+      "the ratio (default 0.003)", "MS"},
   {NULL}
 };
 
@@ -263,6 +282,15 @@ main (int argc, char **argv)
   if (opt_list) {
     list_plan (&plan);
     return 0;
+  }
+  if (opt_check_dispatch) {
+    /* before any engine: it hides the cached and shipped tables */
+    BenchDispatchCheck check = { opt_device, (guint32) opt_seed,
+      opt_tuning_file, opt_formats, opt_sizes, opt_kernels,
+      {plan.forms[BENCH_FORM_2D], plan.forms[BENCH_FORM_SEPARABLE]},
+      opt_quick, MAX (opt_noise_ms, 0.0)
+    };
+    return bench_check_dispatch (&check);
   }
   bench_require_cuda (opt_device);
   engine = gcv_engine_new (GCV_BACKEND_CUDA, opt_device, &error);

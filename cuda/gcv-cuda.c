@@ -199,10 +199,14 @@ cuda_set_tuning_file (gpointer engine, const gchar * path, GError ** error)
 {
   CudaEngine *e = engine;
   const gchar *source = NULL;
-  GcvTuningTable *t = gcv_tuning_find (path, e->info.name, &source, error);
+  GcvTuningTable *t = NULL;
 
-  if (!t && path)
-    return FALSE;
+  /* "": no table at all, the heuristic alone */
+  if (!path || *path) {
+    t = gcv_tuning_find (path, e->info.name, &source, error);
+    if (!t && path)
+      return FALSE;
+  }
   gcv_tuning_table_free (e->table);
   e->table = t;
   e->table_source = source;
@@ -455,15 +459,21 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     f->use_separable, plan->geometry.width, plan->geometry.height
   };
   GcvVariant *v = &cp->variant;
+  GcvDispatchKey lookup = key;
   const gchar *source = "heuristic", *note = "";
-  gchar *name, *table_source = NULL;
+  gchar *name, *params, *table_source = NULL;
+  char fft_error[256] = "";
 
   if (plan->forced_variant) {
     if (!gcv_variant_parse (plan->forced_variant, v, error))
       return FALSE;     /* checked when it was set: cannot happen */
     source = "forced";
   } else {
-    const GcvTuningRow *row = gcv_tuning_table_lookup (e->table, &key);
+    /* tables are measured for GRAY32F and RGBA: the other RGBA-family
+     * formats are the same work, and GRAY8 the nearest to GRAY32F */
+    lookup.format = gcv_format_channels (key.format) == 4 ? GCV_FORMAT_RGBA :
+        GCV_FORMAT_GRAY32F;
+    const GcvTuningRow *row = gcv_tuning_table_lookup (e->table, &lookup);
     if (row) {
       *v = row->variant;
       source = table_source = g_strdup_printf ("table: %s", e->table_source);
@@ -497,6 +507,28 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     else if (v->ty)
       v->ty = v->ty == 8 ? 8 : 4;
   }
+  /* fft: a transform that cannot be set up (too large for the device, say)
+   * leaves the direct families, not a failed plan */
+  g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+  if (v->family == GCV_ALGORITHM_FFT) {
+    int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
+        f->filter_alpha ? 4 : 3;
+    cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
+    for (guint i = 0; i < cp->n_slots; i++)
+      streams[i] = cp->slots[i].stream;
+    if (v->p != 2 && v->p != 3 && v->p != 5)
+      v->p = 7;
+    cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh, channels,
+        v->p, cp->n_slots, streams, fft_error, sizeof (fft_error));
+    if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
+            fft_error, sizeof (fft_error)))
+      g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+    if (!cp->fft) {
+      note = " (fft could not be set up)";
+      family_defaults (v, GCV_ALGORITHM_TILED, key.format);
+    }
+  }
+
   /* tiled: ty=N asks for the kernel unrolled for this width (when it has
    * an instance that fits), plain "tiled" for adaptive tiling */
   cp->sized = FALSE;
@@ -515,40 +547,20 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     }
   }
 
-  g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
-  if (v->family == GCV_ALGORITHM_FFT) {
-    char err[256];
-    int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
-        f->filter_alpha ? 4 : 3;
-    cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
-    for (guint i = 0; i < cp->n_slots; i++)
-      streams[i] = cp->slots[i].stream;
-    if (v->p != 2 && v->p != 3 && v->p != 5)
-      v->p = 7;
-    cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh, channels,
-        v->p, cp->n_slots, streams, err, sizeof (err));
-    if (!cp->fft || !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
-            err, sizeof (err))) {
-      g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
-      g_free (table_source);
-      return FALSE;
-    }
-  }
-
   name = gcv_variant_to_string (v);
   if (v->family == GCV_ALGORITHM_TILED)
-    gcv_plan_set_description (plan, v->family, "ty=%d %s (%s)%s", v->ty,
-        cp->sized ? "unrolled" : "adaptive", source, note);
+    params = g_strdup_printf ("ty=%d %s", v->ty, cp->sized ? "unrolled" :
+        "adaptive");
   else if (v->family == GCV_ALGORITHM_FFT) {
     int nx, ny;
     gcv_cuda_fft_size (cp->fft, &nx, &ny);
-    gcv_plan_set_description (plan, v->family, "p=%d %dx%d (%s)%s", v->p, nx,
-        ny, source, note);
+    params = g_strdup_printf ("p=%d %dx%d", v->p, nx, ny);
   } else {
-    const gchar *params = strchr (name, ' ');
-    gcv_plan_set_description (plan, v->family, "%s (%s)%s",
-        params ? params + 1 : "", source, note);
+    params = g_strdup (strchr (name, ' ') ? strchr (name, ' ') + 1 : "");
   }
+  gcv_plan_set_description (plan, v->family, "%s%s(%s)%s%s%s", params,
+      *params ? " " : "", source, note, *fft_error ? ": " : "", fft_error);
+  g_free (params);
   g_free (name);
   g_free (table_source);
   return TRUE;

@@ -72,7 +72,7 @@ gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
   if (engine->backend->set_tuning_file)
     return engine->backend->set_tuning_file (engine->state, path, error);
   /* no dispatcher here, but a broken file is still worth saying */
-  if (!path)
+  if (!path || !*path)
     return TRUE;
   t = gcv_tuning_table_load (path, error);
   gcv_tuning_table_free (t);

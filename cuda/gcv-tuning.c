@@ -198,7 +198,9 @@ gcv_tuning_table_to_string (const GcvTuningTable * table)
     const GcvTuningRow *r = &g_array_index (table->rows, GcvTuningRow, i);
     gchar *v = gcv_variant_to_string (&r->variant);
     gchar *size = g_strdup_printf ("%ux%u", r->key.width, r->key.height);
-    gchar ms[G_ASCII_DTOSTR_BUF_SIZE];
+    /* room for every finite time the reader takes: "%.4f" of 1e300 has
+     * 300 digits, and a shorter buffer cut it to another number */
+    gchar ms[G_ASCII_DTOSTR_BUF_SIZE + 320];
     g_ascii_formatd (ms, sizeof (ms), "%.4f", r->ms);
     g_string_append_printf (s, "%-9s %3u %3u  %u    %-10s %-9s %s\n",
         gcv_format_name (r->key.format), r->key.kw, r->key.kh,

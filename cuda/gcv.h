@@ -186,8 +186,10 @@ GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
 /* The CUDA device the engine runs on; -1 on the CPU backend. */
 gint gcv_engine_get_device (GcvEngine * engine);
 /* The dispatcher's table: this file instead of the cached or shipped table
- * for the device. FALSE (and the previous table kept) when it cannot be read
- * or parsed. The CPU backend has no dispatcher; it only checks the file. */
+ * for the device; "" for no table (the heuristic alone); NULL to look for
+ * the cached or shipped one again. FALSE (and the previous table kept) when
+ * the file cannot be read or parsed. The CPU backend has no dispatcher; it
+ * only checks the file. */
 gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
     GError ** error);
 const gchar *gcv_engine_describe (GcvEngine * engine);

@@ -1,0 +1,752 @@
+/* The dispatcher without a GPU: variant strings, tuning tables (parsing,
+ * errors, saving and loading, nearest-neighbour lookup, where they are
+ * found, file names) and the analytic heuristic against cases computed here
+ * from its documented formula. */
+#include "gcv-dispatch.h"
+#include "gcv-tuning.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+/* --- variants ------------------------------------------------------------- */
+
+static void
+test_variant_round_trip (void)
+{
+  /* written as gcv_variant_to_string() writes them */
+  static const char *const canonical[] = {
+    "direct", "tiled", "tiled ty=1", "tiled ty=2", "tiled ty=4",
+    "register p=4 block=128", "register p=8 block=128",
+    "register p=8 block=256", "separable fused ty=4",
+    "separable fused ty=8", "separable two-pass", "fft", "fft p=5",
+    "fft p=3",
+  };
+  static const struct {
+    const char *text, *written;
+    GcvAlgorithm family;
+  } loose[] = {
+    {"  tiled   ty=2 ", "tiled ty=2", GCV_ALGORITHM_TILED},
+    {"separable", "separable fused ty=4", GCV_ALGORITHM_SEPARABLE},
+    {"separable ty=8", "separable fused ty=8", GCV_ALGORITHM_SEPARABLE},
+    {"register", "register p=8 block=128", GCV_ALGORITHM_REGISTER},
+    {"register block=256 p=4", "register p=4 block=256",
+        GCV_ALGORITHM_REGISTER},
+    {"fft p=7", "fft", GCV_ALGORITHM_FFT},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (canonical); i++) {
+    GcvVariant v;
+    GError *error = NULL;
+    gchar *s;
+    g_assert_true (gcv_variant_parse (canonical[i], &v, &error));
+    g_assert_no_error (error);
+    s = gcv_variant_to_string (&v);
+    g_assert_cmpstr (s, ==, canonical[i]);
+    g_free (s);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (loose); i++) {
+    GcvVariant v;
+    gchar *s;
+    g_assert_true (gcv_variant_parse (loose[i].text, &v, NULL));
+    g_assert_cmpint (v.family, ==, loose[i].family);
+    s = gcv_variant_to_string (&v);
+    g_assert_cmpstr (s, ==, loose[i].written);
+    g_free (s);
+  }
+}
+
+static void
+test_variant_bad (void)
+{
+  static const char *const bad[] = {
+    "", "   ", "auto", "winograd", "Tiled", "tiled ty=0", "tiled ty=x",
+    "tiled ty=", "tiled ty", "tiled ty=2000", "tiled ty=-2", "tiled p=4",
+    "register ty=2", "direct ty=1", "separable p=4", "fft ty=2",
+    "register block=128x", "tiled unrolled",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    GcvVariant v;
+    GError *error = NULL;
+    if (gcv_variant_parse (bad[i], &v, &error))
+      g_error ("'%s' was accepted", bad[i]);
+    g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+    g_error_free (error);
+  }
+}
+
+/* --- parsing -------------------------------------------------------------- */
+
+static const char valid_table[] =
+    "# gpuconvolve tuning table\n"
+    "gpu: NVIDIA H100 80GB HBM3\n"
+    "arch: sm_90\n"
+    "\n"
+    "# format  kw  kh  sep  size       ms        variant\n"
+    "GRAY32F     9   9  0    4096x4096  0.1234    tiled ty=2\n"
+    "RGBA        3  15  0    1920x1080  0.0456    register p=4 block=128\n"
+    "GRAY32F    31  31  1    1280x720   0.0300    separable fused ty=8\n"
+    "RGBA       63  63  0    3840x2160  1.5000    fft\n"
+    "GRAY32F   127 127  1    3840x2160  2        separable two-pass   \n"
+    "\tBGRx 1 1023 0 32767x1 0 direct\r\n";
+
+static void
+check_row (const GcvTuningTable * t, guint i, GcvFormat format, guint kw,
+    guint kh, gboolean sep, guint width, guint height, double ms,
+    const char *variant)
+{
+  const GcvTuningRow *r;
+  gchar *v;
+
+  g_assert_cmpuint (i, <, t->rows->len);
+  r = &g_array_index (t->rows, GcvTuningRow, i);
+  g_assert_cmpint (r->key.format, ==, format);
+  g_assert_cmpuint (r->key.kw, ==, kw);
+  g_assert_cmpuint (r->key.kh, ==, kh);
+  g_assert_cmpint (!!r->key.separable, ==, !!sep);
+  g_assert_cmpuint (r->key.width, ==, width);
+  g_assert_cmpuint (r->key.height, ==, height);
+  g_assert_cmpfloat_with_epsilon (r->ms, ms, 1e-9);
+  v = gcv_variant_to_string (&r->variant);
+  g_assert_cmpstr (v, ==, variant);
+  g_free (v);
+}
+
+static void
+test_parse_valid (void)
+{
+  GError *error = NULL;
+  GcvTuningTable *t = gcv_tuning_table_parse (valid_table,
+      strlen (valid_table), "valid", &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (t);
+  g_assert_cmpstr (t->gpu, ==, "NVIDIA H100 80GB HBM3");
+  g_assert_cmpstr (t->arch, ==, "sm_90");
+  g_assert_cmpuint (t->rows->len, ==, 6);
+  check_row (t, 0, GCV_FORMAT_GRAY32F, 9, 9, FALSE, 4096, 4096, 0.1234,
+      "tiled ty=2");
+  check_row (t, 1, GCV_FORMAT_RGBA, 3, 15, FALSE, 1920, 1080, 0.0456,
+      "register p=4 block=128");
+  check_row (t, 2, GCV_FORMAT_GRAY32F, 31, 31, TRUE, 1280, 720, 0.03,
+      "separable fused ty=8");
+  check_row (t, 3, GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160, 1.5, "fft");
+  check_row (t, 4, GCV_FORMAT_GRAY32F, 127, 127, TRUE, 3840, 2160, 2.0,
+      "separable two-pass");
+  check_row (t, 5, GCV_FORMAT_BGRX, 1, 1023, FALSE, 32767, 1, 0.0,
+      "direct");
+  gcv_tuning_table_free (t);
+
+  /* no arch line is fine; the gpu line may come after rows */
+  {
+    const char *text = "RGBA 5 5 1 640x480 0.5 separable\ngpu: X\n";
+    t = gcv_tuning_table_parse (text, strlen (text), "late-gpu", &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (t->gpu, ==, "X");
+    g_assert_null (t->arch);
+    check_row (t, 0, GCV_FORMAT_RGBA, 5, 5, TRUE, 640, 480, 0.5,
+        "separable fused ty=4");
+    gcv_tuning_table_free (t);
+  }
+}
+
+/* Garbage: the parse fails with a GCV_ERROR whose message has `expect` in
+ * it (the "where:line:" prefix included where a line is at fault). */
+typedef struct {
+  const char *name;
+  const char *text;
+  gsize len;                    /* 0: strlen */
+  const char *expect;
+} Garbage;
+
+#define HEAD "gpu: Test GPU\n# a comment\n"
+/* text with NUL bytes in it, and its length */
+#define WITH_LEN(text) text, sizeof (text) - 1
+
+static const Garbage garbage[] = {
+  {"not-utf8", HEAD "GRAY32F 3 3 0 640x480 0.1 tiled \xff\xfe\n", 0,
+      "bad: not a tuning table (not UTF-8 text)"},
+  {"nul-byte", WITH_LEN ("gpu: Test GPU\0GRAY32F 3 3 0 640x480 0.1 tiled\n"),
+      "not UTF-8"},
+  {"binary", WITH_LEN ("\x7f" "ELF\x02\x01\x01\x00\x00\x00"),
+      "not UTF-8"},
+  {"no-gpu-line", "# no gpu\nGRAY32F 3 3 0 640x480 0.1 tiled\n", 0,
+      "no 'gpu:' line"},
+  {"no-rows", "gpu: Test GPU\narch: sm_90\n", 0, "no rows"},
+  {"empty", "", 0, "no 'gpu:' line"},
+  {"format", HEAD "GRAY16 3 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: unknown format 'GRAY16'"},
+  {"format-case", HEAD "gray32f 3 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: unknown format"},
+  {"kw-zero", HEAD "GRAY32F 0 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"kw-large", HEAD "GRAY32F 1024 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"kh-large", HEAD "GRAY32F 3 5000 0 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"kw-negative", HEAD "GRAY32F -3 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"kw-fraction", HEAD "GRAY32F 3.5 3 0 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"sep-2", HEAD "GRAY32F 3 3 2 640x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"width-zero", HEAD "GRAY32F 3 3 0 0x480 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"height-large", HEAD "GRAY32F 3 3 0 640x32768 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"size-no-x", HEAD "GRAY32F 3 3 0 640 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"size-no-height", HEAD "GRAY32F 3 3 0 640x 0.1 tiled\n", 0,
+      "bad:3: bad size fields"},
+  {"ms-word", HEAD "GRAY32F 3 3 0 640x480 fast tiled\n", 0,
+      "bad:3: bad time 'fast'"},
+  {"ms-negative", HEAD "GRAY32F 3 3 0 640x480 -0.1 tiled\n", 0,
+      "bad:3: bad time"},
+  {"ms-nan", HEAD "GRAY32F 3 3 0 640x480 nan tiled\n", 0,
+      "bad:3: bad time"},
+  {"ms-inf", HEAD "GRAY32F 3 3 0 640x480 inf tiled\n", 0,
+      "bad:3: bad time"},
+  {"ms-unit", HEAD "GRAY32F 3 3 0 640x480 0.1ms tiled\n", 0,
+      "bad:3: bad time"},
+  {"family", HEAD "GRAY32F 3 3 0 640x480 0.1 winograd\n", 0,
+      "bad:3: unknown kernel family 'winograd'"},
+  {"family-auto", HEAD "GRAY32F 3 3 0 640x480 0.1 auto\n", 0,
+      "bad:3: unknown kernel family"},
+  {"parameter-zero", HEAD "GRAY32F 3 3 0 640x480 0.1 tiled ty=0\n", 0,
+      "bad:3: bad parameter 'ty=0'"},
+  {"parameter-word", HEAD "GRAY32F 3 3 0 640x480 0.1 register p=x "
+        "block=128\n", 0, "bad:3: bad parameter 'p=x'"},
+  {"parameter-other-family", HEAD "GRAY32F 3 3 0 640x480 0.1 tiled p=4\n",
+      0, "bad:3: bad parameter 'p=4'"},
+  {"missing-variant", HEAD "GRAY32F 3 3 0 640x480 0.1\n", 0,
+      "bad:3: expected"},
+  {"missing-fields", HEAD "GRAY32F 3 3 640x480 tiled\n", 0,
+      "bad:3: expected"},
+  {"later-line", HEAD "GRAY32F 3 3 0 640x480 0.1 tiled\n\n"
+        "GRAY32F 5 5 0 640x480 0.1 tiled ty=9999\n", 0, "bad:5: bad "
+        "parameter"},
+};
+
+static void
+test_parse_garbage (gconstpointer data)
+{
+  const Garbage *g = data;
+  gsize len = g->len ? g->len : strlen (g->text);
+  GError *error = NULL;
+  GcvTuningTable *t = gcv_tuning_table_parse (g->text, len, "bad", &error);
+
+  g_assert_null (t);
+  g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+  if (!strstr (error->message, g->expect))
+    g_error ("%s: '%s' does not say '%s'", g->name, error->message,
+        g->expect);
+  /* every message names where the table came from */
+  g_assert_true (g_str_has_prefix (error->message, "bad:"));
+  g_error_free (error);
+}
+
+static void
+test_parse_long_line (void)
+{
+  GString *s = g_string_new ("gpu: Test GPU\n# ");
+  GError *error = NULL;
+  GcvTuningTable *t;
+
+  for (guint i = 0; i < 600; i++)
+    g_string_append_c (s, 'x');
+  g_string_append (s, "\nGRAY32F 3 3 0 640x480 0.1 tiled\n");
+  t = gcv_tuning_table_parse (s->str, s->len, "long", &error);
+  g_assert_null (t);
+  g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+  g_assert_nonnull (strstr (error->message, "long:2: line too long"));
+  g_error_free (error);
+  g_string_free (s, TRUE);
+}
+
+/* --- saving and loading --------------------------------------------------- */
+
+static void
+add_row (GcvTuningTable * t, GcvFormat format, guint kw, guint kh,
+    gboolean sep, guint width, guint height, double ms, const char *variant)
+{
+  GcvTuningRow row;
+
+  memset (&row, 0, sizeof (row));
+  row.key.format = format;
+  row.key.kw = kw;
+  row.key.kh = kh;
+  row.key.separable = sep;
+  row.key.width = width;
+  row.key.height = height;
+  row.ms = ms;
+  g_assert_true (gcv_variant_parse (variant, &row.variant, NULL));
+  g_array_append_val (t->rows, row);
+}
+
+static void
+assert_tables_equal (const GcvTuningTable * a, const GcvTuningTable * b)
+{
+  g_assert_cmpstr (a->gpu, ==, b->gpu);
+  g_assert_cmpstr (a->arch, ==, b->arch);
+  g_assert_cmpuint (a->rows->len, ==, b->rows->len);
+  for (guint i = 0; i < a->rows->len; i++) {
+    const GcvTuningRow *x = &g_array_index (a->rows, GcvTuningRow, i);
+    const GcvTuningRow *y = &g_array_index (b->rows, GcvTuningRow, i);
+    g_assert_cmpint (x->key.format, ==, y->key.format);
+    g_assert_cmpuint (x->key.kw, ==, y->key.kw);
+    g_assert_cmpuint (x->key.kh, ==, y->key.kh);
+    g_assert_cmpint (!!x->key.separable, ==, !!y->key.separable);
+    g_assert_cmpuint (x->key.width, ==, y->key.width);
+    g_assert_cmpuint (x->key.height, ==, y->key.height);
+    /* written with 4 decimals */
+    g_assert_cmpfloat_with_epsilon (x->ms, y->ms, 0.5e-4);
+    g_assert_cmpint (x->variant.family, ==, y->variant.family);
+    g_assert_cmpint (x->variant.ty, ==, y->variant.ty);
+    g_assert_cmpint (x->variant.p, ==, y->variant.p);
+    g_assert_cmpint (x->variant.block, ==, y->variant.block);
+  }
+}
+
+static void
+test_round_trip (void)
+{
+  GcvTuningTable *t = gcv_tuning_table_new ("NVIDIA Test GPU", "sm_90");
+  GcvTuningTable *back, *reparsed;
+  GError *error = NULL;
+  gchar *dir, *path, *text;
+
+  add_row (t, GCV_FORMAT_GRAY32F, 1, 1, FALSE, 1280, 720, 0.0123, "direct");
+  add_row (t, GCV_FORMAT_GRAY32F, 9, 9, FALSE, 4096, 4096, 0.25,
+      "tiled ty=4");
+  add_row (t, GCV_FORMAT_GRAY32F, 17, 17, FALSE, 1920, 1080, 0.1,
+      "tiled");
+  add_row (t, GCV_FORMAT_RGBA, 3, 15, FALSE, 1920, 1080, 0.0456,
+      "register p=4 block=256");
+  add_row (t, GCV_FORMAT_RGBA, 31, 31, TRUE, 3840, 2160, 0.75,
+      "separable fused ty=8");
+  add_row (t, GCV_FORMAT_RGBA, 127, 127, TRUE, 4096, 4096, 12.3456,
+      "separable two-pass");
+  add_row (t, GCV_FORMAT_GRAY32F, 63, 63, FALSE, 3840, 2160, 1.5, "fft");
+
+  dir = g_dir_make_tmp ("gcv-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  /* folders on the way are made */
+  path = g_build_filename (dir, "sub", "table.tbl", NULL);
+  g_assert_true (gcv_tuning_table_save (t, path, &error));
+  g_assert_no_error (error);
+  back = gcv_tuning_table_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (back);
+  assert_tables_equal (t, back);
+
+  /* the text form parses to the same table, and is written the same
+   * again */
+  text = gcv_tuning_table_to_string (t);
+  reparsed = gcv_tuning_table_parse (text, strlen (text), "text", &error);
+  g_assert_no_error (error);
+  assert_tables_equal (t, reparsed);
+  {
+    gchar *again = gcv_tuning_table_to_string (reparsed);
+    g_assert_cmpstr (again, ==, text);
+    g_free (again);
+  }
+
+  /* a file that is not there */
+  {
+    gchar *missing = g_build_filename (dir, "missing.tbl", NULL);
+    g_assert_null (gcv_tuning_table_load (missing, &error));
+    g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+    g_clear_error (&error);
+    g_free (missing);
+  }
+
+  g_remove (path);
+  {
+    gchar *sub = g_build_filename (dir, "sub", NULL);
+    g_rmdir (sub);
+    g_free (sub);
+  }
+  g_rmdir (dir);
+  g_free (text);
+  g_free (path);
+  g_free (dir);
+  gcv_tuning_table_free (t);
+  gcv_tuning_table_free (back);
+  gcv_tuning_table_free (reparsed);
+}
+
+/* --- lookup --------------------------------------------------------------- */
+
+static const GcvTuningRow *
+lookup (const GcvTuningTable * t, GcvFormat format, guint kw, guint kh,
+    gboolean sep, guint width, guint height)
+{
+  GcvDispatchKey key = { format, kw, kh, sep, width, height };
+  return gcv_tuning_table_lookup (t, &key);
+}
+
+static guint
+row_index (const GcvTuningTable * t, const GcvTuningRow * r)
+{
+  g_assert_nonnull (r);
+  return (guint) (r - &g_array_index (t->rows, GcvTuningRow, 0));
+}
+
+static void
+test_lookup (void)
+{
+  GcvTuningTable *t = gcv_tuning_table_new ("Test GPU", "sm_90");
+
+  /* 0 */ add_row (t, GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080, 0.01,
+      "tiled ty=2");
+  /* 1 */ add_row (t, GCV_FORMAT_GRAY32F, 15, 15, FALSE, 1920, 1080, 0.1,
+      "register p=8 block=128");
+  /* 2 */ add_row (t, GCV_FORMAT_GRAY32F, 15, 15, FALSE, 4096, 4096, 0.8,
+      "tiled ty=4");
+  /* 3 */ add_row (t, GCV_FORMAT_GRAY32F, 3, 15, FALSE, 1920, 1080, 0.05,
+      "tiled ty=1");
+  /* 4 */ add_row (t, GCV_FORMAT_GRAY32F, 5, 5, TRUE, 1920, 1080, 0.02,
+      "separable fused ty=4");
+  /* 5 */ add_row (t, GCV_FORMAT_RGBA, 9, 9, FALSE, 1280, 720, 0.05,
+      "tiled ty=1");
+  /* 6 */ add_row (t, GCV_FORMAT_GRAY32F, 63, 63, FALSE, 1920, 1080, 1.0,
+      "fft");
+
+  /* exact keys */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 15, 15,
+              FALSE, 4096, 4096)), ==, 2);
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 3, 15,
+              FALSE, 1920, 1080)), ==, 3);
+  /* 4x4: log(4/3) is nearer than log(15/4) */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 4, 4,
+              FALSE, 1920, 1080)), ==, 0);
+  /* 13x13 on 3840x2160: the kernel term ties, the 4096x4096 row is nearer
+   * in pixels (2x) than the 1920x1080 one (4x) */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 13, 13,
+              FALSE, 3840, 2160)), ==, 2);
+  /* 15x15 on 1280x720: the kernel size counts more than the frame size */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 15, 15,
+              FALSE, 1280, 720)), ==, 1);
+  /* 3x13: the non-square row */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 3, 13,
+              FALSE, 1920, 1080)), ==, 3);
+  /* 51x51: the largest kernel row */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 51, 51,
+              FALSE, 2560, 1440)), ==, 6);
+  /* separable keys only find separable rows, whatever their size */
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_GRAY32F, 127, 127,
+              TRUE, 640, 480)), ==, 4);
+  g_assert_cmpuint (row_index (t, lookup (t, GCV_FORMAT_RGBA, 3, 3, FALSE,
+              3840, 2160)), ==, 5);
+  /* no row of that format and separable flag */
+  g_assert_null (lookup (t, GCV_FORMAT_RGBA, 9, 9, TRUE, 1280, 720));
+  g_assert_null (lookup (t, GCV_FORMAT_GRAY8, 3, 3, FALSE, 1920, 1080));
+  {
+    GcvDispatchKey key = { GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080 };
+    g_assert_null (gcv_tuning_table_lookup (NULL, &key));
+  }
+  gcv_tuning_table_free (t);
+}
+
+/* --- file names and where tables are found -------------------------------- */
+
+static void
+test_file_name (void)
+{
+  static const struct {
+    const char *gpu, *name;
+  } cases[] = {
+    {"NVIDIA H100 80GB HBM3", "nvidia-h100-80gb-hbm3.tbl"},
+    {"NVIDIA H200", "nvidia-h200.tbl"},
+    {"NVIDIA GeForce RTX 4090", "nvidia-geforce-rtx-4090.tbl"},
+    {"  NVIDIA  A100-SXM4-40GB  ", "nvidia-a100-sxm4-40gb.tbl"},
+    {"NVIDIA H100 (MIG 1g.10gb)", "nvidia-h100-mig-1g-10gb.tbl"},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *name = gcv_tuning_file_name (cases[i].gpu);
+    g_assert_cmpstr (name, ==, cases[i].name);
+    g_free (name);
+  }
+}
+
+static gchar *
+write_file (const char *dir, const char *name, const char *text)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static const char *
+found_gpu (GcvTuningTable * t)
+{
+  static gchar *gpu;
+  g_free (gpu);
+  gpu = t ? g_strdup (t->gpu) : NULL;
+  gcv_tuning_table_free (t);
+  return gpu;
+}
+
+static void
+test_find (void)
+{
+  /* G_TEST_OPTION_ISOLATE_DIRS: the cache folder is this test's own */
+  const char *gpu = "Test GPU 1234";
+  gchar *name = gcv_tuning_file_name (gpu);
+  gchar *cache = g_build_filename (g_get_user_cache_dir (), "gpuconvolve",
+      NULL);
+  gchar *base = g_path_get_dirname (g_get_user_cache_dir ());
+  gchar *shipped = g_build_filename (base, "shipped", NULL);
+  gchar *nowhere = g_build_filename (base, "nowhere", NULL);
+  gchar *path_env = g_strjoin (G_SEARCHPATH_SEPARATOR_S, nowhere, shipped,
+      NULL);
+  gchar *cached, *shipped_file, *own;
+  const gchar *source = NULL;
+  GError *error = NULL;
+
+  g_setenv ("GPUCONVOLVE_TUNING_PATH", path_env, TRUE);
+  g_assert_null (gcv_tuning_find (NULL, gpu, &source, &error));
+  g_assert_no_error (error);
+
+  shipped_file = write_file (shipped, name, "gpu: shipped\n"
+      "GRAY32F 3 3 0 640x480 0.1 tiled\n");
+  g_assert_cmpstr (found_gpu (gcv_tuning_find (NULL, gpu, &source,
+              &error)), ==, "shipped");
+  g_assert_no_error (error);
+  g_assert_cmpstr (source, ==, "shipped");
+
+  /* the user cache comes first */
+  cached = write_file (cache, name, "gpu: cached\n"
+      "GRAY32F 3 3 0 640x480 0.1 tiled\n");
+  g_assert_cmpstr (found_gpu (gcv_tuning_find (NULL, gpu, &source,
+              &error)), ==, "cached");
+  g_assert_cmpstr (source, ==, "cache");
+
+  /* a broken cached table is passed over */
+  g_assert_true (g_file_set_contents (cached, "garbage\n", -1, NULL));
+  g_assert_cmpstr (found_gpu (gcv_tuning_find (NULL, gpu, &source,
+              &error)), ==, "shipped");
+  g_assert_no_error (error);
+  g_assert_cmpstr (source, ==, "shipped");
+
+  /* a table of another GPU's name is not looked at */
+  g_assert_null (gcv_tuning_find (NULL, "Other GPU", &source, &error));
+  g_assert_no_error (error);
+
+  /* a tuning file comes before all, and must be usable */
+  own = write_file (base, "own.tbl", "gpu: own\n"
+      "GRAY32F 3 3 0 640x480 0.1 tiled\n");
+  g_assert_cmpstr (found_gpu (gcv_tuning_find (own, gpu, &source,
+              &error)), ==, "own");
+  g_assert_cmpstr (source, ==, "tuning-file");
+  g_assert_true (g_file_set_contents (own, "gpu: own\nGRAY32F 3 3\n", -1,
+          NULL));
+  g_assert_null (gcv_tuning_find (own, gpu, &source, &error));
+  g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+  g_assert_nonnull (strstr (error->message, ":2:"));
+  g_clear_error (&error);
+  g_remove (own);
+  g_assert_null (gcv_tuning_find (own, gpu, &source, &error));
+  g_assert_error (error, GCV_ERROR, GCV_ERROR_SETTINGS);
+  g_clear_error (&error);
+
+  g_unsetenv ("GPUCONVOLVE_TUNING_PATH");
+  found_gpu (NULL);
+  g_remove (cached);
+  g_remove (shipped_file);
+  g_free (cached);
+  g_free (shipped_file);
+  g_free (own);
+  g_free (path_env);
+  g_free (nowhere);
+  g_free (shipped);
+  g_free (base);
+  g_free (cache);
+  g_free (name);
+}
+
+/* --- the heuristic -------------------------------------------------------- */
+
+/* An H100-like device with round numbers: 30 TFMA/s, 3 TB/s. */
+static void
+device (GcvDeviceInfo * dev)
+{
+  memset (dev, 0, sizeof (*dev));
+  dev->name = (gchar *) "Test GPU";
+  dev->major = 9;
+  dev->minor = 0;
+  dev->sm_count = 132;
+  dev->smem_per_sm = 228 * 1024;
+  dev->smem_per_block = 227 * 1024;
+  dev->fma_per_s = 30e12;
+  dev->bytes_per_s = 3e12;
+}
+
+/* The crossover as gcv_dispatch_prefers_fft() documents it: direct 2D
+ * costs the larger of its arithmetic, kw*kh FMAs per output sample and
+ * filtered channel at DIRECT_FMA_SHARE of the FMA rate, and its traffic,
+ * one sample read and one written (4 bytes each, 1 for GRAY8); FFT costs
+ * FFT_PASSES passes of 8 bytes over each filtered channel's padded plane of
+ * (width + kw) x (height + kh), at the memory bandwidth. RGBA-family frames
+ * filter 3 channels. The two constants follow its comment. */
+#define DIRECT_FMA_SHARE 0.6
+#define FFT_PASSES 24.0
+
+static gboolean
+fft_expected (GcvFormat format, guint kw, guint kh, guint width,
+    guint height, const GcvDeviceInfo * dev)
+{
+  gboolean gray = format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F;
+  double channels = gray ? 1.0 : 3.0;
+  double sample_bytes = format == GCV_FORMAT_GRAY8 ? 2.0 : 8.0;
+  double pixels = (double) width * height;
+  double arithmetic = pixels * channels * kw * kh
+      / (DIRECT_FMA_SHARE * dev->fma_per_s);
+  double traffic = pixels * sample_bytes / dev->bytes_per_s;
+  double direct = arithmetic > traffic ? arithmetic : traffic;
+  double fft = FFT_PASSES * (width + kw) * (double) (height + kh) * channels
+      * 8.0 / dev->bytes_per_s;
+  return fft < direct;
+}
+
+static GcvAlgorithm
+heuristic (GcvFormat format, guint kw, guint kh, gboolean sep, guint width,
+    guint height)
+{
+  GcvDispatchKey key = { format, kw, kh, sep, width, height };
+  GcvDeviceInfo dev;
+  GcvVariant v;
+  gchar *s;
+
+  device (&dev);
+  gcv_dispatch_heuristic (&key, &dev, &v);
+  /* whatever it picks can be written and read back */
+  s = gcv_variant_to_string (&v);
+  g_assert_true (g_str_has_prefix (s, gcv_algorithm_nick (v.family)));
+  {
+    GcvVariant back;
+    g_assert_true (gcv_variant_parse (s, &back, NULL));
+    g_assert_cmpint (back.family, ==, v.family);
+  }
+  g_free (s);
+  return v.family;
+}
+
+/* Cases far from the crossover, worked out with the constants above. */
+static void
+test_heuristic_cases (void)
+{
+  GcvDeviceInfo dev;
+
+  device (&dev);
+  /* rank 1: the separable path, however large the kernel */
+  g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 5, 5, TRUE, 1920, 1080),
+      ==, GCV_ALGORITHM_SEPARABLE);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 127, 127, TRUE, 4096, 4096),
+      ==, GCV_ALGORITHM_SEPARABLE);
+  g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 1, 31, TRUE, 1280, 720),
+      ==, GCV_ALGORITHM_SEPARABLE);
+
+  /* GRAY32F 3x3 at 1920x1080: direct is bound by its traffic,
+   * 2073600 * 8 / 3e12 = 5.5 us; FFT 24 * 1923 * 1083 * 8 / 3e12 = 133 us:
+   * tiled */
+  g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, &dev));
+  g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
+      ==, GCV_ALGORITHM_TILED);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840, 2160),
+      ==, GCV_ALGORITHM_TILED);
+
+  /* RGBA 15x15 at 3840x2160 (3 channels on both sides): direct
+   * 8294400 * 3 * 225 / 18e12 = 0.31 ms; FFT 24 * 3855 * 2175 * 24 / 3e12
+   * = 1.61 ms: tiled */
+  g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, &dev));
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840, 2160),
+      ==, GCV_ALGORITHM_TILED);
+
+  /* GRAY32F 63x63 at 4096x4096: direct 16777216 * 3969 / 18e12 = 3.70 ms;
+   * FFT 24 * 4159 * 4159 * 8 / 3e12 = 1.11 ms: fft */
+  g_assert_true (fft_expected (GCV_FORMAT_GRAY32F, 63, 63, 4096, 4096,
+          &dev));
+  g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 63, 63, FALSE, 4096,
+          4096), ==, GCV_ALGORITHM_FFT);
+
+  /* RGBA 63x63 at 3840x2160: direct 8294400 * 3 * 3969 / 18e12 = 5.49 ms;
+   * FFT 24 * 3903 * 2223 * 24 / 3e12 = 1.67 ms: fft */
+  g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, &dev));
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160),
+      ==, GCV_ALGORITHM_FFT);
+}
+
+/* The whole grid against the formula. */
+static void
+test_heuristic_formula (void)
+{
+  static const GcvFormat formats[] = { GCV_FORMAT_GRAY32F, GCV_FORMAT_RGBA,
+    GCV_FORMAT_BGRX, GCV_FORMAT_GRAY8
+  };
+  static const guint sizes[][2] = { {320, 240}, {1280, 720}, {1920, 1080},
+  {2560, 1440}, {3840, 2160}, {4096, 4096}
+  };
+  static const guint shapes[][2] = { {1, 1}, {3, 3}, {5, 5}, {9, 9},
+  {15, 15}, {17, 17}, {19, 19}, {21, 21}, {23, 23}, {25, 25}, {31, 31},
+  {43, 43}, {63, 63}, {127, 127}, {3, 15}, {15, 3}, {1, 31}, {31, 1},
+  {5, 9}, {9, 5}, {2, 7}, {12, 5}, {4, 4}, {51, 51}, {255, 255}
+  };
+  GcvDeviceInfo dev;
+  guint n_fft = 0, n_tiled = 0;
+
+  device (&dev);
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+      for (guint s = 0; s < G_N_ELEMENTS (shapes); s++) {
+        GcvDispatchKey key = { formats[f], shapes[s][0], shapes[s][1], FALSE,
+          sizes[z][0], sizes[z][1]
+        };
+        gboolean fft = fft_expected (key.format, key.kw, key.kh, key.width,
+            key.height, &dev);
+        GcvAlgorithm got = heuristic (key.format, key.kw, key.kh, FALSE,
+            key.width, key.height);
+        if (!!gcv_dispatch_prefers_fft (&key, &dev) != !!fft
+            || got != (fft ? GCV_ALGORITHM_FFT : GCV_ALGORITHM_TILED))
+          g_error ("%s %ux%u %ux%u: expected %s, the heuristic says %s",
+              gcv_format_name (key.format), key.width, key.height, key.kw,
+              key.kh, fft ? "fft" : "tiled", gcv_algorithm_nick (got));
+        if (fft)
+          n_fft++;
+        else
+          n_tiled++;
+        /* the separable path wins whenever it may be used */
+        g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
+                key.width, key.height), ==, GCV_ALGORITHM_SEPARABLE);
+      }
+  /* the grid has both sides of the crossover */
+  g_assert_cmpuint (n_fft, >, 0);
+  g_assert_cmpuint (n_tiled, >, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/dispatch/variant/round-trip", test_variant_round_trip);
+  g_test_add_func ("/dispatch/variant/bad", test_variant_bad);
+  g_test_add_func ("/dispatch/table/parse-valid", test_parse_valid);
+  for (guint i = 0; i < G_N_ELEMENTS (garbage); i++) {
+    gchar *path = g_strdup_printf ("/dispatch/table/garbage/%s",
+        garbage[i].name);
+    g_test_add_data_func (path, &garbage[i], test_parse_garbage);
+    g_free (path);
+  }
+  g_test_add_func ("/dispatch/table/long-line", test_parse_long_line);
+  g_test_add_func ("/dispatch/table/round-trip", test_round_trip);
+  g_test_add_func ("/dispatch/table/lookup", test_lookup);
+  g_test_add_func ("/dispatch/table/file-name", test_file_name);
+  g_test_add_func ("/dispatch/table/find", test_find);
+  g_test_add_func ("/dispatch/heuristic/cases", test_heuristic_cases);
+  g_test_add_func ("/dispatch/heuristic/formula", test_heuristic_formula);
+  return g_test_run ();
+}
