@@ -138,7 +138,8 @@ step_pipelines() {
 }
 
 step_tune() {
-  run tune 600 "$build/bench/gpuconvolve-tune" --output="$out/tuning.tbl"
+  run tune 590 "$build/bench/gpuconvolve-tune" --output="$out/tuning.tbl" \
+      --budget-seconds=${TUNE_BUDGET:-480}
   tail -n 20 "$out/tune.log"
 }
 
