@@ -106,21 +106,24 @@ channels_of (GcvFormat f)
   return gcv_format_channels (f) == 4 ? 3 : 1;
 }
 
-/* Direct 2D: the larger of its arithmetic (at 60% of the FMA rate, what
- * the unrolled tiled kernels reach for k >= 13 on an H200) and its memory
- * traffic. FFT: the equivalent of 24 passes of 8 bytes per padded sample and
- * channel (pack, two 2D transforms, the product, unpack), bandwidth-bound;
- * on an H200 a 4116x4116 plane took 0.62 ms, 22 such passes. */
+/* Direct 2D: the larger of its arithmetic and its memory traffic. The
+ * arithmetic goes at the share of the FMA rate the tiled kernels reach on an
+ * H200: 60% for one channel (k >= 13), 20% for the RGBA family, whose four
+ * float accumulators per pixel crowd the registers. FFT: the equivalent of
+ * 22 passes of 8 bytes per padded sample and channel (pack, two 2D
+ * transforms, the product, unpack), bandwidth-bound: a 4116x4116 plane took
+ * 0.62 ms, a 3888x2187 RGBA frame 0.75 ms. */
 gboolean
 gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev)
 {
   gdouble px = (gdouble) key->width * key->height;
   gdouble ch = channels_of (key->format);
-  gdouble direct = MAX (px * ch * key->kw * key->kh / (0.6 * dev->fma_per_s),
+  gdouble share = ch > 1 ? 0.2 : 0.6;
+  gdouble direct = MAX (px * ch * key->kw * key->kh / (share * dev->fma_per_s),
       px * sample_bytes (key->format) / dev->bytes_per_s);
   gdouble padded = (gdouble) (key->width + key->kw) * (key->height + key->kh);
-  gdouble fft = 24.0 * padded * ch * 8.0 / dev->bytes_per_s;
+  gdouble fft = 22.0 * padded * ch * 8.0 / dev->bytes_per_s;
   return fft < direct;
 }
 

@@ -587,13 +587,15 @@ device (GcvDeviceInfo * dev)
 
 /* The crossover as gcv_dispatch_prefers_fft() documents it: direct 2D
  * costs the larger of its arithmetic, kw*kh FMAs per output sample and
- * filtered channel at DIRECT_FMA_SHARE of the FMA rate, and its traffic,
- * one sample read and one written (4 bytes each, 1 for GRAY8); FFT costs
- * FFT_PASSES passes of 8 bytes over each filtered channel's padded plane of
+ * filtered channel at a share of the FMA rate (GRAY_FMA_SHARE for one
+ * channel, RGBA_FMA_SHARE for the RGBA family), and its traffic, one sample
+ * read and one written (4 bytes each, 1 for GRAY8); FFT costs FFT_PASSES
+ * passes of 8 bytes over each filtered channel's padded plane of
  * (width + kw) x (height + kh), at the memory bandwidth. RGBA-family frames
- * filter 3 channels. The two constants follow its comment. */
-#define DIRECT_FMA_SHARE 0.6
-#define FFT_PASSES 24.0
+ * filter 3 channels. The constants follow its comment. */
+#define GRAY_FMA_SHARE 0.6
+#define RGBA_FMA_SHARE 0.2
+#define FFT_PASSES 22.0
 
 static gboolean
 fft_expected (GcvFormat format, guint kw, guint kh, guint width,
@@ -604,7 +606,7 @@ fft_expected (GcvFormat format, guint kw, guint kh, guint width,
   double sample_bytes = format == GCV_FORMAT_GRAY8 ? 2.0 : 8.0;
   double pixels = (double) width * height;
   double arithmetic = pixels * channels * kw * kh
-      / (DIRECT_FMA_SHARE * dev->fma_per_s);
+      / ((gray ? GRAY_FMA_SHARE : RGBA_FMA_SHARE) * dev->fma_per_s);
   double traffic = pixels * sample_bytes / dev->bytes_per_s;
   double direct = arithmetic > traffic ? arithmetic : traffic;
   double fft = FFT_PASSES * (width + kw) * (double) (height + kh) * channels
@@ -651,7 +653,7 @@ test_heuristic_cases (void)
       ==, GCV_ALGORITHM_SEPARABLE);
 
   /* GRAY32F 3x3 at 1920x1080: direct is bound by its traffic,
-   * 2073600 * 8 / 3e12 = 5.5 us; FFT 24 * 1923 * 1083 * 8 / 3e12 = 133 us:
+   * 2073600 * 8 / 3e12 = 5.5 us; FFT 22 * 1923 * 1083 * 8 / 3e12 = 122 us:
    * tiled */
   g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
@@ -660,21 +662,21 @@ test_heuristic_cases (void)
       ==, GCV_ALGORITHM_TILED);
 
   /* RGBA 15x15 at 3840x2160 (3 channels on both sides): direct
-   * 8294400 * 3 * 225 / 18e12 = 0.31 ms; FFT 24 * 3855 * 2175 * 24 / 3e12
-   * = 1.61 ms: tiled */
+   * 8294400 * 3 * 225 / 6e12 = 0.93 ms; FFT 22 * 3855 * 2175 * 24 / 3e12
+   * = 1.48 ms: tiled */
   g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840, 2160),
       ==, GCV_ALGORITHM_TILED);
 
   /* GRAY32F 63x63 at 4096x4096: direct 16777216 * 3969 / 18e12 = 3.70 ms;
-   * FFT 24 * 4159 * 4159 * 8 / 3e12 = 1.11 ms: fft */
+   * FFT 22 * 4159 * 4159 * 8 / 3e12 = 1.01 ms: fft */
   g_assert_true (fft_expected (GCV_FORMAT_GRAY32F, 63, 63, 4096, 4096,
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 63, 63, FALSE, 4096,
           4096), ==, GCV_ALGORITHM_FFT);
 
-  /* RGBA 63x63 at 3840x2160: direct 8294400 * 3 * 3969 / 18e12 = 5.49 ms;
-   * FFT 24 * 3903 * 2223 * 24 / 3e12 = 1.67 ms: fft */
+  /* RGBA 63x63 at 3840x2160: direct 8294400 * 3 * 3969 / 6e12 = 16.5 ms;
+   * FFT 22 * 3903 * 2223 * 24 / 3e12 = 1.53 ms: fft */
   g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160),
       ==, GCV_ALGORITHM_FFT);
