@@ -149,6 +149,38 @@ step_check_dispatch() {
   tail -n 30 "$out/check-dispatch.log"
 }
 
+# 8-bit RGBA filtered from its bytes (uchar4 loaded and widened in
+# registers) against unpacked to float4 planes first
+step_unpack() {
+  run unpack-direct 300 "$build/bench/gpuconvolve-bench" --formats=RGBA \
+      --kernels=3,5,9,17 --forms=2d --families=tiled,auto --peers=none \
+      --csv="$out/unpack-direct.csv"
+  GPUCONVOLVE_CUDA_UNPACK=1 run unpack-float4 300 \
+      "$build/bench/gpuconvolve-bench" --formats=RGBA --kernels=3,5,9,17 \
+      --forms=2d --families=tiled,auto --peers=none \
+      --csv="$out/unpack-float4.csv"
+  grep -h "engine:" "$out"/unpack-direct.log "$out"/unpack-float4.log \
+      | tee -a "$summary"
+}
+
+# Nsight Compute's speed-of-light for the kernels behind the rows that miss
+# their targets: which of compute and memory limits each
+step_profile() {
+  local k
+  for k in "3 2d tiled tiled_width" "5 2d tiled tiled_width" \
+      "9 2d tiled tiled_width" "9 sep separable fused_kernel" \
+      "31 sep separable fused_kernel" "31 2d fft fft|pack|multiply"; do
+    set -- $k
+    run "profile-$1-$2-$3" 300 ncu --section SpeedOfLight \
+        --section Occupancy -k "regex:$4" --launch-skip 2 --launch-count 4 \
+        "$build/bench/gpuconvolve-bench" --formats=GRAY32F --kernels="$1" \
+        --forms="$2" --families="$3" --peers=none --runs=3 --warmup=1 \
+        --csv=
+    grep -E "^  [a-zA-Z_].*\(|Memory Throughput|Compute \(SM\) Throughput|DRAM Throughput|Duration|Achieved Occupancy|Registers Per" \
+        "$out/profile-$1-$2-$3.log" | head -60 >>"$summary"
+  done
+}
+
 step_soak() {
   run soak 600 "$build/tests/soak" --frames=100000 --backend=cuda \
       --csv="$out/soak.csv"
