@@ -474,7 +474,12 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     lookup.format = gcv_format_channels (key.format) == 4 ? GCV_FORMAT_RGBA :
         GCV_FORMAT_GRAY32F;
     const GcvTuningRow *row = gcv_tuning_table_lookup (e->table, &lookup);
-    if (row) {
+    key.unrolled = gcv_cuda_tiled_width_smem (&c, 2, &e->props) > 0;
+    /* A nearby row's unrolled tiled kernel may not exist for this width
+     * (even widths, say): its adaptive stand-in is slower than what the
+     * heuristic picks with that in mind. */
+    if (row && !(row->variant.family == GCV_ALGORITHM_TILED
+            && row->variant.ty && !key.unrolled)) {
       *v = row->variant;
       source = table_source = g_strdup_printf ("table: %s", e->table_source);
     } else {

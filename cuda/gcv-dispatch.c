@@ -107,19 +107,21 @@ channels_of (GcvFormat f)
 }
 
 /* Direct 2D: the larger of its arithmetic and its memory traffic. The
- * arithmetic goes at the share of the FMA rate the tiled kernels reach on an
- * H200: 60% for one channel (k >= 13), 20% for the RGBA family, whose four
- * float accumulators per pixel crowd the registers. FFT: the equivalent of
- * 22 passes of 8 bytes per padded sample and channel (pack, two 2D
- * transforms, the product, unpack), bandwidth-bound: a 4116x4116 plane took
- * 0.62 ms, a 3888x2187 RGBA frame 0.75 ms. */
+ * arithmetic goes at the share of the FMA rate the tiled kernels reach on
+ * H100 and H200: unrolled for the kernel width, 60% for one channel and 20%
+ * for the RGBA family (four float accumulators per pixel crowd the
+ * registers); adaptive (no instance for that width), 17% and 10%. FFT: the
+ * equivalent of 22 passes of 8 bytes per padded sample and channel (pack,
+ * two 2D transforms, the product, unpack), bandwidth-bound: a 4116x4116
+ * plane took 0.62 ms on an H200, a 3888x2187 RGBA frame 0.75 ms. */
 gboolean
 gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev)
 {
   gdouble px = (gdouble) key->width * key->height;
   gdouble ch = channels_of (key->format);
-  gdouble share = ch > 1 ? 0.2 : 0.6;
+  gdouble share = ch > 1 ? (key->unrolled ? 0.2 : 0.1) :
+      (key->unrolled ? 0.6 : 0.17);
   gdouble direct = MAX (px * ch * key->kw * key->kh / (share * dev->fma_per_s),
       px * sample_bytes (key->format) / dev->bytes_per_s);
   gdouble padded = (gdouble) (key->width + key->kw) * (key->height + key->kh);
@@ -136,7 +138,9 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     v->family = GCV_ALGORITHM_SEPARABLE;
     v->ty = 4;                  /* fused where an instance fits */
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
+    /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_ALGORITHM_FFT;
+    v->p = 5;
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling

@@ -24,6 +24,8 @@ typedef struct {
   guint kw, kh;
   gboolean separable;           /* the separable path may be used */
   guint width, height;
+  gboolean unrolled;            /* a tiled kernel unrolled for kw exists;
+                                 * not part of table keys */
 } GcvDispatchKey;
 
 /* The device, as far as choices depend on it. */

@@ -593,20 +593,23 @@ device (GcvDeviceInfo * dev)
  * passes of 8 bytes over each filtered channel's padded plane of
  * (width + kw) x (height + kh), at the memory bandwidth. RGBA-family frames
  * filter 3 channels. The constants follow its comment. */
-#define GRAY_FMA_SHARE 0.6
+#define GRAY_FMA_SHARE 0.6         /* kernel unrolled for the width */
 #define RGBA_FMA_SHARE 0.2
+#define GRAY_FMA_SHARE_ADAPTIVE 0.17    /* no such kernel: adaptive tiling */
+#define RGBA_FMA_SHARE_ADAPTIVE 0.1
 #define FFT_PASSES 22.0
 
 static gboolean
 fft_expected (GcvFormat format, guint kw, guint kh, guint width,
-    guint height, const GcvDeviceInfo * dev)
+    guint height, gboolean unrolled, const GcvDeviceInfo * dev)
 {
   gboolean gray = format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F;
   double channels = gray ? 1.0 : 3.0;
   double sample_bytes = format == GCV_FORMAT_GRAY8 ? 2.0 : 8.0;
   double pixels = (double) width * height;
-  double arithmetic = pixels * channels * kw * kh
-      / ((gray ? GRAY_FMA_SHARE : RGBA_FMA_SHARE) * dev->fma_per_s);
+  double share = gray ? (unrolled ? GRAY_FMA_SHARE : GRAY_FMA_SHARE_ADAPTIVE)
+      : (unrolled ? RGBA_FMA_SHARE : RGBA_FMA_SHARE_ADAPTIVE);
+  double arithmetic = pixels * channels * kw * kh / (share * dev->fma_per_s);
   double traffic = pixels * sample_bytes / dev->bytes_per_s;
   double direct = arithmetic > traffic ? arithmetic : traffic;
   double fft = FFT_PASSES * (width + kw) * (double) (height + kh) * channels
@@ -615,10 +618,10 @@ fft_expected (GcvFormat format, guint kw, guint kh, guint width,
 }
 
 static GcvAlgorithm
-heuristic (GcvFormat format, guint kw, guint kh, gboolean sep, guint width,
-    guint height)
+heuristic_unrolled (GcvFormat format, guint kw, guint kh, gboolean sep,
+    guint width, guint height, gboolean unrolled)
 {
-  GcvDispatchKey key = { format, kw, kh, sep, width, height };
+  GcvDispatchKey key = { format, kw, kh, sep, width, height, unrolled };
   GcvDeviceInfo dev;
   GcvVariant v;
   gchar *s;
@@ -637,6 +640,14 @@ heuristic (GcvFormat format, guint kw, guint kh, gboolean sep, guint width,
   return v.family;
 }
 
+/* Keys where no unrolled tiled kernel exists */
+static GcvAlgorithm
+heuristic (GcvFormat format, guint kw, guint kh, gboolean sep, guint width,
+    guint height)
+{
+  return heuristic_unrolled (format, kw, kh, sep, width, height, FALSE);
+}
+
 /* Cases far from the crossover, worked out with the constants above. */
 static void
 test_heuristic_cases (void)
@@ -652,32 +663,42 @@ test_heuristic_cases (void)
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 1, 31, TRUE, 1280, 720),
       ==, GCV_ALGORITHM_SEPARABLE);
 
-  /* GRAY32F 3x3 at 1920x1080: direct is bound by its traffic,
-   * 2073600 * 8 / 3e12 = 5.5 us; FFT 22 * 1923 * 1083 * 8 / 3e12 = 122 us:
-   * tiled */
-  g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, &dev));
+  /* GRAY32F 3x3 at 1920x1080, adaptive: direct is bound by its traffic,
+   * 2073600 * 8 / 3e12 = 5.5 us (arithmetic 2073600 * 9 / 5.1e12 = 3.7 us);
+   * FFT 22 * 1923 * 1083 * 8 / 3e12 = 122 us: tiled */
+  g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, FALSE,
+          &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
       ==, GCV_ALGORITHM_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840, 2160),
       ==, GCV_ALGORITHM_TILED);
 
-  /* RGBA 15x15 at 3840x2160 (3 channels on both sides): direct
+  /* RGBA 15x15 at 3840x2160 (3 channels on both sides), unrolled: direct
    * 8294400 * 3 * 225 / 6e12 = 0.93 ms; FFT 22 * 3855 * 2175 * 24 / 3e12
-   * = 1.48 ms: tiled */
-  g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, &dev));
+   * = 1.48 ms: tiled. Adaptive: direct 8294400 * 3 * 225 / 3e12 = 1.87 ms:
+   * fft */
+  g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, TRUE,
+          &dev));
+  g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840,
+          2160, TRUE), ==, GCV_ALGORITHM_TILED);
+  g_assert_true (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, FALSE,
+          &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840, 2160),
-      ==, GCV_ALGORITHM_TILED);
+      ==, GCV_ALGORITHM_FFT);
 
-  /* GRAY32F 63x63 at 4096x4096: direct 16777216 * 3969 / 18e12 = 3.70 ms;
+  /* GRAY32F 63x63 at 4096x4096, adaptive: direct 16777216 * 3969 / 5.1e12
+   * = 13.1 ms (unrolled, / 18e12: 3.70 ms);
    * FFT 22 * 4159 * 4159 * 8 / 3e12 = 1.01 ms: fft */
   g_assert_true (fft_expected (GCV_FORMAT_GRAY32F, 63, 63, 4096, 4096,
-          &dev));
+          FALSE, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 63, 63, FALSE, 4096,
           4096), ==, GCV_ALGORITHM_FFT);
 
-  /* RGBA 63x63 at 3840x2160: direct 8294400 * 3 * 3969 / 6e12 = 16.5 ms;
+  /* RGBA 63x63 at 3840x2160, adaptive: direct 8294400 * 3 * 3969 / 3e12
+   * = 32.9 ms;
    * FFT 22 * 3903 * 2223 * 24 / 3e12 = 1.53 ms: fft */
-  g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, &dev));
+  g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, FALSE,
+          &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160),
       ==, GCV_ALGORITHM_FFT);
 }
@@ -705,10 +726,10 @@ test_heuristic_formula (void)
     for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
       for (guint s = 0; s < G_N_ELEMENTS (shapes); s++) {
         GcvDispatchKey key = { formats[f], shapes[s][0], shapes[s][1], FALSE,
-          sizes[z][0], sizes[z][1]
+          sizes[z][0], sizes[z][1], FALSE
         };
         gboolean fft = fft_expected (key.format, key.kw, key.kh, key.width,
-            key.height, &dev);
+            key.height, FALSE, &dev);
         GcvAlgorithm got = heuristic (key.format, key.kw, key.kh, FALSE,
             key.width, key.height);
         if (!!gcv_dispatch_prefers_fft (&key, &dev) != !!fft
