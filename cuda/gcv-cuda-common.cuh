@@ -173,6 +173,60 @@ store_quad (const GcvCudaConv & p, int x, int y,
       store<In> (p, x + q, y, acc[q], centre[q]);
 }
 
+/* Loads rows y0.. of the padded frame, columns x0.. (sp of them, a multiple
+ * of 4) into a shared tile, four pixels a vector. The padded rows have slack
+ * past pw, so whole vectors can be read; beyond the frame the tile gets 0. */
+template <typename In>
+__device__ __forceinline__ void
+load_tile_quads (In * tile, int sp, int rows, const GcvCudaConv & p, int x0,
+    int y0, int pw, int ph, int thread, int n_threads)
+{
+  typedef typename Quad<In>::T Vec;
+  for (int k = thread; k < rows * (sp / 4); k += n_threads) {
+    const int r = k / (sp / 4), c = (k % (sp / 4)) * 4;
+    Vec v = { };
+    if (y0 + r < ph && x0 + c < pw)
+      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, y0 + r) +
+              x0 + c));
+    *(Vec *) & tile[r * sp + c] = v;
+  }
+}
+
+/* nv vectors of a tile row from `row` on (16-byte aligned), widened. */
+template <typename In, int NV>
+__device__ __forceinline__ void
+load_window (typename AccOf<In>::T (&win)[NV * 4], const In * row)
+{
+#pragma unroll
+  for (int v = 0; v < NV; v++) {
+    const typename Quad<In>::T q = *(const typename Quad<In>::T *) (row + 4 * v);
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      win[4 * v + k] = to_acc (Quad<In>::get (q, k));
+  }
+}
+
+/* A thread's TY x 4 outputs at (x0 + xs, y0 + ys); the pixels under the
+ * anchor, for copied alpha, come from the tile (row 0 = padded row y0). */
+template <typename In, int TY>
+__device__ __forceinline__ void
+store_tile_outputs (const GcvCudaConv & p, const In * tile, int sp, int x0,
+    int y0, int xs, int ys, const typename AccOf<In>::T (&acc)[TY][GCV_QUAD])
+{
+#pragma unroll
+  for (int t = 0; t < TY; t++) {
+    const int y = y0 + ys + t;
+    if (y >= p.height)
+      break;
+    In centre[GCV_QUAD];
+#pragma unroll
+    for (int q = 0; q < GCV_QUAD; q++)
+      centre[q] = tile[(ys + t + p.ay) * sp + xs + q + p.ax];
+    if (x0 + xs < p.width)
+      store_quad<In> (p, x0 + xs, y, acc[t], centre);
+  }
+}
+
 /* The input pixel under the anchor of output (x, y). */
 template <typename In>
 __device__ __forceinline__ In centre_of (const GcvCudaConv & p, int x, int y)

@@ -643,6 +643,23 @@ fail:
   return NULL;
 }
 
+/* A pinned staging buffer of at least `need` bytes, grown (rarely) as
+ * frames grow. */
+static gboolean
+ensure_staging (void **buf, gsize * size, gsize need, GError ** error)
+{
+  if (*size >= need)
+    return TRUE;
+  if (*buf)
+    cudaFreeHost (*buf);
+  *buf = NULL;
+  *size = 0;
+  if (!CHECK (cudaHostAlloc (buf, need, cudaHostAllocDefault), OP_ALLOC))
+    return FALSE;
+  *size = need;
+  return TRUE;
+}
+
 /* Host frame rows into pinned staging (when pageable), or as they are. */
 static const void *
 stage_input (Slot * s, const GcvImage * src, gsize row, guint h, gsize * pitch,
@@ -654,16 +671,8 @@ stage_input (Slot * s, const GcvImage * src, gsize row, guint h, gsize * pitch,
     *pitch = src->stride;
     return src->data;
   }
-  if (s->h_in_size < need) {
-    if (s->h_in)
-      cudaFreeHost (s->h_in);
-    s->h_in = NULL;
-    s->h_in_size = 0;
-    if (!CHECK (cudaHostAlloc (&s->h_in, need, cudaHostAllocDefault),
-            OP_ALLOC))
-      return NULL;
-    s->h_in_size = need;
-  }
+  if (!ensure_staging (&s->h_in, &s->h_in_size, need, error))
+    return NULL;
   for (guint y = 0; y < h; y++)
     memcpy ((guint8 *) s->h_in + y * row,
         (const guint8 *) src->data + y * src->stride, row);
@@ -770,16 +779,8 @@ download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
     return CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, s->d_out,
             cp->out_pitch, row, g->height, cudaMemcpyDeviceToHost,
             s->stream), OP_COPY);
-  if (s->h_out_size < need) {
-    if (s->h_out)
-      cudaFreeHost (s->h_out);
-    s->h_out = NULL;
-    s->h_out_size = 0;
-    if (!CHECK (cudaHostAlloc (&s->h_out, need, cudaHostAllocDefault),
-            OP_ALLOC))
-      return FALSE;
-    s->h_out_size = need;
-  }
+  if (!ensure_staging (&s->h_out, &s->h_out_size, need, error))
+    return FALSE;
   s->copy_to = dst->data;
   s->copy_stride = dst->stride;
   return CHECK (cudaMemcpy2DAsync (s->h_out, row, s->d_out, cp->out_pitch,

@@ -262,8 +262,6 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 {
   typedef FusedShape<In, K, TY> S;
   typedef typename S::Acc Acc;
-  typedef Quad<In> Q;
-  typedef typename Q::T Vec;
   constexpr int TW = S::TW, TH = S::TH, SP = S::SP, SH = S::SH;
   constexpr int NV = (FTX + K - 1 + 3) / 4;
   extern __shared__ __align__ (16) unsigned char smem_raw[];
@@ -273,26 +271,13 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
   const int pw = p.width + K - 1, ph = p.height + K - 1;
   const int tid = threadIdx.y * BX + threadIdx.x, xs = threadIdx.x * FTX;
 
-  for (int k = tid; k < SH * (SP / 4); k += 256) {
-    const int r = k / (SP / 4), c = (k % (SP / 4)) * 4;
-    Vec v = { };
-    if (y0 + r < ph && x0 + c < pw)
-      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, y0 + r) +
-              x0 + c));
-    *(Vec *) & tile[r * SP + c] = v;
-  }
+  load_tile_quads (tile, SP, SH, p, x0, y0, pw, ph, tid, 256);
   __syncthreads ();
 
   /* row pass: every tile row, 4 outputs per thread */
   for (int r = threadIdx.y; r < SH; r += 8) {
     Acc win[NV * 4], acc[FTX];
-#pragma unroll
-    for (int v = 0; v < NV; v++) {
-      const Vec q = *(const Vec *) &tile[r * SP + xs + 4 * v];
-#pragma unroll
-      for (int k = 0; k < 4; k++)
-        win[4 * v + k] = to_acc (Q::get (q, k));
-    }
+    load_window<In, NV> (win, tile + r * SP + xs);
 #pragma unroll
     for (int q = 0; q < FTX; q++)
       zero (acc[q]);
@@ -326,18 +311,7 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
           fma_acc (acc[t][q], col[j], v[q]);
     }
   }
-#pragma unroll
-  for (int t = 0; t < TY; t++) {
-    const int y = y0 + ys + t;
-    if (y >= p.height)
-      break;
-    In centre[FTX];
-#pragma unroll
-    for (int q = 0; q < FTX; q++)
-      centre[q] = tile[(ys + t + p.ay) * SP + xs + q + p.ax];
-    if (x0 + xs < p.width)
-      store_quad<In> (p, x0 + xs, y, acc[t], centre);
-  }
+  store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc);
 }
 
 template <typename In, int K, int TY>
@@ -382,17 +356,26 @@ fused_pick (const GcvCudaConv & c, const float *row, const float *column)
   }
 }
 
+/* RGBA's float4 accumulators spill at 8 rows a thread: 4 rows only. */
 template <typename In>
 struct Fused {
+  static constexpr bool tall = sizeof (typename AccOf<In>::T) == sizeof (float);
   static size_t bytes (int k, int ty)
   {
-    return ty == 8 ? fused_bytes<In, 8> (k) : fused_bytes<In, 4> (k);
+    if constexpr (tall) {
+      if (ty == 8)
+        return fused_bytes<In, 8> (k);
+    }
+    return ty == 8 ? 0 : fused_bytes<In, 4> (k);
   }
   static cudaError_t launch (const GcvCudaConv & c, const float *row,
       const float *column, int ty)
   {
-    return ty == 8 ? fused_pick<In, 8> (c, row, column)
-        : fused_pick<In, 4> (c, row, column);
+    if constexpr (tall) {
+      if (ty == 8)
+        return fused_pick<In, 8> (c, row, column);
+    }
+    return fused_pick<In, 4> (c, row, column);
   }
 };
 

@@ -138,8 +138,6 @@ __global__ void __launch_bounds__ (BX * BY)
 tiled_width_kernel (GcvCudaConv p, Taps taps)
 {
   typedef typename AccOf<In>::T Acc;
-  typedef Quad<In> Q;
-  typedef typename Q::T Vec;
   constexpr int TW = BX * TX, TH = BY * TY;     /* outputs of the block */
   constexpr int SP = (TW + KW - 1 + 3) / 4 * 4;
   constexpr int NV = (TX + KW - 1 + 3) / 4;     /* vectors per window */
@@ -149,16 +147,8 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
   const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
   const int pw = p.width + KW - 1, ph = p.height + kh - 1;
 
-  /* padded rows have slack past pw, so whole vectors can be read */
-  for (int k = threadIdx.y * BX + threadIdx.x; k < sh * (SP / 4);
-      k += BX * BY) {
-    const int r = k / (SP / 4), c = (k % (SP / 4)) * 4;
-    Vec v = { };
-    if (y0 + r < ph && x0 + c < pw)
-      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, y0 + r) +
-              x0 + c));
-    *(Vec *) & tile[r * SP + c] = v;
-  }
+  load_tile_quads (tile, SP, sh, p, x0, y0, pw, ph,
+      threadIdx.y * BX + threadIdx.x, BX * BY);
   __syncthreads ();
 
   const int xs = threadIdx.x * TX, ys = threadIdx.y * TY;
@@ -177,14 +167,7 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
 #pragma unroll
     for (int t = 0; t < TY; t++) {
       Acc win[NV * 4];
-      const In *row = tile + (ys + t + j) * SP + xs;
-#pragma unroll
-      for (int v = 0; v < NV; v++) {
-        const Vec q = *(const Vec *) (row + 4 * v);
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-          win[4 * v + k] = to_acc (Q::get (q, k));
-      }
+      load_window<In, NV> (win, tile + (ys + t + j) * SP + xs);
 #pragma unroll
       for (int i = 0; i < KW; i++)
 #pragma unroll
@@ -193,18 +176,7 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
     }
   }
 
-#pragma unroll
-  for (int t = 0; t < TY; t++) {
-    const int y = y0 + ys + t;
-    if (y >= p.height)
-      break;
-    In centre[TX];
-#pragma unroll
-    for (int q = 0; q < TX; q++)
-      centre[q] = tile[(ys + t + p.ay) * SP + xs + q + p.ax];
-    if (x0 + xs < p.width)
-      store_quad<In> (p, x0 + xs, y, acc[t], centre);
-  }
+  store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc);
 }
 
 template <typename In, int KW>
