@@ -505,12 +505,12 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
       v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
     }
   }
-  if (v->family == GCV_ALGORITHM_SEPARABLE) {
-    if (v->ty && !gcv_cuda_separable_fused_bytes (&c, v->ty == 8 ? 8 : 4,
-            &e->props))
-      v->ty = 0;                /* two passes */
-    else if (v->ty)
-      v->ty = v->ty == 8 ? 8 : 4;
+  if (v->family == GCV_ALGORITHM_SEPARABLE && v->ty) {
+    /* fused as asked, else fused 4 rows a thread, else two passes */
+    v->ty = v->ty == 8 ? 8 : 4;
+    if (!gcv_cuda_separable_fused_bytes (&c, v->ty, &e->props))
+      v->ty = v->ty == 8 && gcv_cuda_separable_fused_bytes (&c, 4,
+          &e->props) ? 4 : 0;
   }
   /* fft: a transform that cannot be set up (too large for the device, say)
    * leaves the direct families, not a failed plan */
