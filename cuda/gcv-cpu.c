@@ -9,10 +9,15 @@
 #include <math.h>
 #include <string.h>
 
-/* Hot loops get an AVX2+FMA clone picked at load time; other CPUs run the
- * baseline build. */
+/* Hot loops get an AVX2+FMA clone (x86-64-v3, chosen by instruction set:
+ * "arch=haswell" is chosen by CPU model and missed virtual CPUs) picked at
+ * load time; other CPUs run the baseline build. GCC's -O2 vectorises only
+ * loops with no remainder, and with trapping math it will not turn the
+ * clamps of 8-bit output into selects, so this file is built at -O3 without
+ * it (nothing here reads floating-point exception flags). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GCV_SIMD_CLONES __attribute__((target_clones ("arch=haswell", "default")))
+#pragma GCC optimize ("O3", "no-trapping-math")
+#define GCV_SIMD_CLONES __attribute__((target_clones ("arch=x86-64-v3", "default")))
 #else
 #define GCV_SIMD_CLONES
 #endif
@@ -85,13 +90,61 @@ scale_add_row (gfloat * restrict acc, const gfloat * restrict src, gfloat k,
 static inline guint8
 to_u8 (gfloat v)
 {
-  /* saturate, then round to nearest; NaN becomes 0 */
+  /* saturate, then round to nearest even by adding and taking away 1.5 *
+   * 2^23 (exact for 0..255, and vectorises where rintf() is a call); NaN
+   * becomes 0 */
   v = v > 0.0f ? v : 0.0f;
   v = v < 255.0f ? v : 255.0f;
-  return (guint8) rintf (v);
+  return (guint8) (gint) ((v + 12582912.0f) - 12582912.0f);
 }
 
 /* --- format conversion ---------------------------------------------------- */
+
+/* RGBA-family pixels as 32-bit words (byte c of a pixel is bits 8c..8c+7
+ * on the little-endian hosts this runs on), read and written whole so the
+ * loops vectorise; rows need not be 4-byte aligned. */
+typedef guint32 pixel32 __attribute__((aligned (1), may_alias));
+
+GCV_SIMD_CLONES static void
+widen (gfloat * restrict out, const guint8 * restrict p, guint w)
+{
+  for (guint x = 0; x < w; x++)
+    out[x] = p[x];
+}
+
+/* Channel c of each pixel to floats. */
+GCV_SIMD_CLONES static void
+widen_channel (gfloat * restrict out, const pixel32 * restrict p, guint c,
+    guint w)
+{
+  for (guint x = 0; x < w; x++)
+    out[x] = (p[x] >> (8 * c)) & 0xff;
+}
+
+/* Floats, times k, to saturated bytes. */
+GCV_SIMD_CLONES static void
+narrow (guint8 * restrict q, const gfloat * restrict v, gfloat k, guint w)
+{
+  for (guint x = 0; x < w; x++)
+    q[x] = to_u8 (v[x] * k);
+}
+
+/* Three or four float planes to pixels; with three, the fourth byte comes
+ * from the source pixel. */
+GCV_SIMD_CLONES static void
+narrow_pixels (pixel32 * restrict q, const gfloat * restrict c0,
+    const gfloat * restrict c1, const gfloat * restrict c2,
+    const gfloat * restrict c3, const pixel32 * restrict src, guint w)
+{
+  if (c3)
+    for (guint x = 0; x < w; x++)
+      q[x] = to_u8 (c0[x]) | (guint32) to_u8 (c1[x]) << 8
+          | (guint32) to_u8 (c2[x]) << 16 | (guint32) to_u8 (c3[x]) << 24;
+  else
+    for (guint x = 0; x < w; x++)
+      q[x] = to_u8 (c0[x]) | (guint32) to_u8 (c1[x]) << 8
+          | (guint32) to_u8 (c2[x]) << 16 | (src[x] & 0xff000000u);
+}
 
 /* Source row y into `channels` float planes of `stride` floats each. */
 static void
@@ -103,16 +156,14 @@ load_row (const GcvPlan * plan, const GcvImage * src, guint y, guint channels,
 
   switch (plan->geometry.in_format) {
     case GCV_FORMAT_GRAY8:
-      for (guint x = 0; x < w; x++)
-        planes[x] = p[x];
+      widen (planes, p, w);
       break;
     case GCV_FORMAT_GRAY32F:
       memcpy (planes, p, w * sizeof (gfloat));
       break;
     default:
       for (guint c = 0; c < channels; c++)
-        for (guint x = 0; x < w; x++)
-          planes[c * stride + x] = p[4 * x + c];
+        widen_channel (planes + c * stride, (const pixel32 *) p, c, w);
       break;
   }
 }
@@ -126,12 +177,9 @@ store_row (const GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
   guint8 *q = (guint8 *) dst->data + (gsize) y * dst->stride;
 
   switch (g->out_format) {
-    case GCV_FORMAT_GRAY8:{
-      const gfloat k = g->in_format == GCV_FORMAT_GRAY32F ? 255.0f : 1.0f;
-      for (guint x = 0; x < w; x++)
-        q[x] = to_u8 (acc[x] * k);
+    case GCV_FORMAT_GRAY8:
+      narrow (q, acc, g->in_format == GCV_FORMAT_GRAY32F ? 255.0f : 1.0f, w);
       break;
-    }
     case GCV_FORMAT_GRAY32F:
       if (g->in_format == GCV_FORMAT_GRAY8) {
         gfloat *f = (gfloat *) q;
@@ -143,12 +191,9 @@ store_row (const GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
       break;
     default:{
       const guint8 *p = (const guint8 *) src->data + (gsize) y * src->stride;
-      for (guint c = 0; c < channels; c++)
-        for (guint x = 0; x < w; x++)
-          q[4 * x + c] = to_u8 (acc[c * w + x]);
-      if (channels == 3)        /* alpha (or x) passes through */
-        for (guint x = 0; x < w; x++)
-          q[4 * x + 3] = p[4 * x + 3];
+      /* with three channels alpha (or x) passes through */
+      narrow_pixels ((pixel32 *) q, acc, acc + w, acc + 2 * (gsize) w,
+          channels == 4 ? acc + 3 * (gsize) w : NULL, (const pixel32 *) p, w);
       break;
     }
   }
