@@ -567,6 +567,18 @@ input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
   return TRUE;
 }
 
+/* Buffer pools pass no reason on when they cannot allocate; pinned memory
+ * keeps the CUDA error of the last failure in this thread. */
+static void
+post_alloc_error (GstGpuConvolve * self, const gchar * what)
+{
+  gchar *reason = gst_gpu_convolve_pinned_take_error ();
+
+  GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not allocate %s: %s",
+          what, reason ? reason : "the buffer pool has none"), (NULL));
+  g_free (reason);
+}
+
 static GstFlowReturn
 submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
 {
@@ -579,8 +591,14 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   frame->inbuf = inbuf;
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
       &frame->outbuf);
-  if (ret != GST_FLOW_OK || !frame->outbuf)
+  if (ret != GST_FLOW_OK || !frame->outbuf) {
+    /* GstBaseTransform posts nothing when its pool cannot allocate (on
+     * CUDA: pinned memory refused), which would stop the stream with no
+     * word of why (SPEC section 6) */
+    if (ret == GST_FLOW_ERROR)
+      post_alloc_error (self, "an output buffer");
     goto fail;
+  }
   if (!gst_buffer_map (inbuf, &frame->in_map, GST_MAP_READ)
       || !gst_buffer_map (frame->outbuf, &frame->out_map, GST_MAP_WRITE)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer"),
@@ -700,6 +718,9 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
         ("No usable CUDA device for backend=cuda: %s", error->message),
         (NULL));
     g_error_free (error);
+    /* stop() is not called after a failed start: the filter built above
+     * would be left behind */
+    g_clear_pointer (&self->filter, gcv_filter_free);
     return FALSE;
   }
   /* a table that cannot be used leaves the built-in choices, not a failure */
@@ -903,6 +924,14 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
     max = min;
   if (!(pool = make_pool (self, caps, info.size, min, max)))
     return FALSE;
+  /* Activated here, not by GstBaseTransform on the first buffer: there a
+   * failure (on CUDA: no pinned memory) is "failed to activate bufferpool"
+   * with no reason, where SPEC section 6 wants the CUDA error. */
+  if (!gst_buffer_pool_set_active (pool, TRUE)) {
+    post_alloc_error (self, "output buffers");
+    gst_object_unref (pool);
+    return FALSE;
+  }
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, info.size, min, max);
   else
@@ -1317,13 +1346,16 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   /**
    * GstGpuConvolve:tuning-file:
    *
-   * Dispatcher table to use instead of the cached or shipped one.
+   * Dispatcher table to use instead of the cached or shipped one; an empty
+   * string uses none (the built-in heuristic alone). docs/tuning.md has the
+   * format.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_TUNING_FILE,
       g_param_spec_string ("tuning-file", "Tuning file",
-          "Dispatcher table to use instead of the cached or shipped one",
+          "Dispatcher table to use instead of the cached or shipped one "
+          "(empty: none, the heuristic alone)",
           NULL, ready));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);

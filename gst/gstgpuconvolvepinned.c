@@ -22,6 +22,12 @@ typedef struct {
 } PinnedAllocatorClass;
 
 static GType pinned_allocator_get_type (void);
+
+/* The reason of the last failed allocation, per thread: pools allocate in
+ * the thread that acquires, and GstBufferPool passes no error on, so the
+ * element reads it from here to say what went wrong (SPEC section 6). */
+static GPrivate last_error = G_PRIVATE_INIT (g_free);
+
 G_DEFINE_TYPE (PinnedAllocator, pinned_allocator, GST_TYPE_ALLOCATOR);
 
 static PinnedMemory *
@@ -52,6 +58,7 @@ pinned_alloc (GstAllocator * allocator, gsize size,
   if (!block) {
     GST_WARNING ("no pinned memory of %" G_GSIZE_FORMAT " bytes: %s",
         maxsize, error->message);
+    g_private_replace (&last_error, g_strdup (error->message));
     g_error_free (error);
     return NULL;
   }
@@ -128,6 +135,18 @@ gst_gpu_convolve_pinned_allocator_get (void)
     g_once_init_leave (&allocator, a);
   }
   return gst_object_ref (allocator);
+}
+
+gchar *
+gst_gpu_convolve_pinned_take_error (void)
+{
+  gchar *reason = g_private_get (&last_error);
+
+  if (reason) {
+    reason = g_strdup (reason);
+    g_private_replace (&last_error, NULL);
+  }
+  return reason;
 }
 
 gboolean

@@ -16,6 +16,9 @@ gboolean gst_gpu_convolve_is_pinned_memory (GstMemory * mem);
 /* A buffer pool of `size`-byte buffers of pinned memory. */
 GstBufferPool *gst_gpu_convolve_pinned_pool_new (GstCaps * caps, gsize size,
     guint min, guint max);
+/* Why the last pinned allocation of the calling thread failed (the CUDA
+ * error), or NULL; taking it clears it. Free with g_free(). */
+gchar *gst_gpu_convolve_pinned_take_error (void);
 
 G_END_DECLS
 
