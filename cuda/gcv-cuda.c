@@ -353,8 +353,9 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   gsize raw_bytes = cp->unpack ? raw_pitch * g->height : 0;
   gsize tpx = gcv_cuda_separable_tmp_pixel (cp->pix);
   gsize tmp_pitch = round_pitch (g->width * tpx);
-  gsize tmp_bytes = cp->variant.family == GCV_ALGORITHM_SEPARABLE ?
-      tmp_pitch * (g->height + f->kh - 1) : 0;
+  /* only the two-pass separable kernels have an intermediate */
+  gsize tmp_bytes = cp->variant.family == GCV_ALGORITHM_SEPARABLE
+      && cp->variant.ty == 0 ? tmp_pitch * (g->height + f->kh - 1) : 0;
   gsize out_pitch = round_pitch (g->width *
       gcv_format_pixel_size (g->out_format));
   gsize out_bytes = out_pitch * g->height;

@@ -85,8 +85,11 @@ set_caps_maybe_refused (GstHarness * h, RefFormat fmt, guint w, guint hh)
 {
   GstSegment segment;
 
-  gst_harness_set_sink_caps (h, gcvt_caps (fmt, w, hh));
-  gst_pad_push_event (h->srcpad, gst_event_new_caps (gcvt_caps (fmt, w, hh)));
+  GstCaps *caps = gcvt_caps (fmt, w, hh);
+
+  gst_harness_set_sink_caps (h, gst_caps_ref (caps));
+  gst_pad_push_event (h->srcpad, gst_event_new_caps (caps));
+  gst_caps_unref (caps);
   gst_segment_init (&segment, GST_FORMAT_TIME);
   gst_pad_push_event (h->srcpad, gst_event_new_segment (&segment));
 }
@@ -160,7 +163,9 @@ GST_START_TEST (test_failure_in_pipeline)
     {"launch:7", "unspecified launch failure", "cudaErrorLaunchFailure",
         TRUE},
     {"copy:7", "invalid argument", "cudaErrorInvalidValue", TRUE},
-    {"alloc:30", "out of memory", "cudaErrorMemoryAllocation", FALSE},
+    /* the set-up's allocations: nothing is allocated per frame after it
+     * (test_no_allocation_per_frame) */
+    {"alloc:3", "out of memory", "cudaErrorMemoryAllocation", FALSE},
   };
   const FailCase *c = &pipeline_cases[__i__];
   gchar *props, *line;
@@ -201,6 +206,48 @@ GST_START_TEST (test_failure_in_pipeline)
 
 GST_END_TEST;
 
+/* Device, pinned and staging memory come at set-up: with allocations made
+ * to fail once the set-up is done, a whole stream still runs. */
+GST_START_TEST (test_no_allocation_per_frame)
+{
+  gchar *props, *line;
+  GstElement *pipeline;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+
+  if (!forked ()) {
+    g_print ("needs a process per test (CK_FORK=no): skipped\n");
+    return;
+  }
+  /* far more than the set-up takes: 2 slots of at most 6 buffers, 5 pinned
+   * output buffers, and the upstream pool's */
+  g_setenv ("GPUCONVOLVE_CUDA_FAIL", "alloc:60", TRUE);
+  props = gcvt_launch_props ();
+  line = g_strdup_printf ("videotestsrc num-buffers=%d ! "
+      "video/x-raw,format=BGRA,width=320,height=240 ! gpuconvolve %s "
+      "filter=gaussian size=7 sigma=2 ! fakesink sync=false", MAX_FRAMES,
+      props);
+  pipeline = gst_parse_launch (line, &err);
+  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "?");
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+      "an allocation after the set-up: %" GST_PTR_FORMAT, msg);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_unsetenv ("GPUCONVOLVE_CUDA_FAIL");
+  g_free (line);
+  g_free (props);
+}
+
+GST_END_TEST;
+
 static Suite *
 cuda_failure_suite (void)
 {
@@ -211,6 +258,7 @@ cuda_failure_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_loop_test (tc, test_failure_injected, 0, G_N_ELEMENTS (cases));
   tcase_add_loop_test (tc, test_failure_in_pipeline, 0, 3);
+  tcase_add_test (tc, test_no_allocation_per_frame);
   return s;
 }
 
