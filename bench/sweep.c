@@ -51,6 +51,15 @@ sweep_candidates_usable (GString * rejected)
   return (const char *const *) usable->pdata;
 }
 
+/* SPEC section 4: with separable=auto a rank-1 kernel takes a separable
+ * path, so the dispatcher chooses among separable variants there and among
+ * the others elsewhere; the sweep measures what it may choose. */
+gboolean
+sweep_family_allowed (const GcvVariant * v, const GcvDispatchKey * key)
+{
+  return !key->separable == !(v->family == GCV_ALGORITHM_SEPARABLE);
+}
+
 gboolean
 sweep_worth_timing (const GcvVariant * v, const GcvDispatchKey * key)
 {
@@ -421,7 +430,8 @@ sweep_measure (SweepFrame * sf, const char *const *candidates,
       g_error_free (error);
       continue;
     }
-    if ((t->prune && !sweep_worth_timing (&asked, key))
+    if (!sweep_family_allowed (&asked, key)
+        || (t->prune && !sweep_worth_timing (&asked, key))
         || (t->drop_family && (dropped_families & (1u << asked.family)))) {
       pt->n_pruned++;
       continue;
@@ -446,7 +456,8 @@ sweep_measure (SweepFrame * sf, const char *const *candidates,
       continue;
     }
     g_free (variant);
-    if ((t->prune && !sweep_worth_timing (&ran, key))
+    if (!sweep_family_allowed (&ran, key)
+        || (t->prune && !sweep_worth_timing (&ran, key))
         || (t->drop_family && (dropped_families & (1u << ran.family)))) {
       pt->n_pruned++;
       continue;

@@ -51,6 +51,10 @@ typedef struct {
  * separable keys; no fft where k <= 9; no direct where k >= 9; no register
  * where kw > 17. */
 gboolean sweep_worth_timing (const GcvVariant * v, const GcvDispatchKey * key);
+/* Whether the dispatcher may pick this family for the key (rank-1 kernels
+ * take separable variants, others not). */
+gboolean sweep_family_allowed (const GcvVariant * v,
+    const GcvDispatchKey * key);
 
 /* The variant a plan runs, as gcv_variant_to_string() writes it, from its
  * gcv_plan_describe() text: "tiled ty=2 unrolled (forced)" -> "tiled ty=2",

@@ -172,6 +172,7 @@ list_points (GArray * points, const char *const *candidates)
     for (const char *const *v = candidates; *v; v++) {
       GcvVariant variant;
       if (gcv_variant_parse (*v, &variant, NULL)
+          && sweep_family_allowed (&variant, &key)
           && sweep_worth_timing (&variant, &key))
         g_string_append_printf (c, "%s'%s'", c->len ? ", " : "", *v);
     }

@@ -479,8 +479,13 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     /* A nearby row's unrolled tiled kernel may not exist for this width
      * (even widths, say): its adaptive stand-in is slower than what the
      * heuristic picks with that in mind. */
+    /* (and with separable=auto, rank-1 kernels take a separable variant,
+     * SPEC section 4: rows from a table that holds other choices for them
+     * defer to the heuristic too) */
     if (row && !(row->variant.family == GCV_ALGORITHM_TILED
-            && row->variant.ty && !key.unrolled)) {
+            && row->variant.ty && !key.unrolled)
+        && !(f->use_separable
+            && row->variant.family != GCV_ALGORITHM_SEPARABLE)) {
       *v = row->variant;
       source = table_source = g_strdup_printf ("table: %s", e->table_source);
     } else {

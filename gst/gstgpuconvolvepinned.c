@@ -155,14 +155,51 @@ gst_gpu_convolve_is_pinned_memory (GstMemory * mem)
   return mem && gst_memory_is_type (mem, GST_GPU_CONVOLVE_PINNED_MEMORY_TYPE);
 }
 
+/* A plain buffer pool, but for a failed start: GstBufferPool keeps the
+ * buffers it allocated before the one that failed (pinned memory can run
+ * out), which then leak; they are freed here. */
+typedef struct {
+  GstBufferPool parent;
+} PinnedPool;
+
+typedef struct {
+  GstBufferPoolClass parent_class;
+} PinnedPoolClass;
+
+static GType pinned_pool_get_type (void);
+G_DEFINE_TYPE (PinnedPool, pinned_pool, GST_TYPE_BUFFER_POOL);
+
+static gboolean
+pinned_pool_start (GstBufferPool * pool)
+{
+  GstBufferPoolClass *parent = GST_BUFFER_POOL_CLASS (pinned_pool_parent_class);
+
+  if (parent->start (pool))
+    return TRUE;
+  parent->stop (pool);
+  return FALSE;
+}
+
+static void
+pinned_pool_class_init (PinnedPoolClass * klass)
+{
+  GST_BUFFER_POOL_CLASS (klass)->start = pinned_pool_start;
+}
+
+static void
+pinned_pool_init (PinnedPool * self)
+{
+}
+
 GstBufferPool *
 gst_gpu_convolve_pinned_pool_new (GstCaps * caps, gsize size, guint min,
     guint max)
 {
-  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstBufferPool *pool = g_object_new (pinned_pool_get_type (), NULL);
   GstStructure *config = gst_buffer_pool_get_config (pool);
   GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
 
+  gst_object_ref_sink (pool);
   gst_buffer_pool_config_set_params (config, caps, size, min, max);
   gst_buffer_pool_config_set_allocator (config, allocator, NULL);
   gst_object_unref (allocator);
