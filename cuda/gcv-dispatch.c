@@ -141,6 +141,13 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_ALGORITHM_FFT;
     v->p = 5;
+  } else if (!key->unrolled && gcv_format_channels (key->format) == 4
+      && key->kw <= 17 && key->kh <= 16) {
+    /* RGBA-family widths with no unrolled tiled kernel (even ones): the
+     * register cache beat adaptive tiling there on H100 and H200 */
+    v->family = GCV_ALGORITHM_REGISTER;
+    v->p = 8;
+    v->block = 128;
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling

@@ -670,7 +670,14 @@ test_heuristic_cases (void)
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
       ==, GCV_ALGORITHM_TILED);
-  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840, 2160),
+  g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840,
+          2160, TRUE), ==, GCV_ALGORITHM_TILED);
+  /* RGBA-family widths with no unrolled kernel, up to 17x16: register */
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 2, 7, FALSE, 3840, 2160),
+      ==, GCV_ALGORITHM_REGISTER);
+  g_assert_cmpint (heuristic (GCV_FORMAT_BGRX, 4, 4, FALSE, 1280, 720),
+      ==, GCV_ALGORITHM_REGISTER);
+  g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 4, 4, FALSE, 1280, 720),
       ==, GCV_ALGORITHM_TILED);
 
   /* RGBA 15x15 at 3840x2160 (3 channels on both sides), unrolled: direct
@@ -703,6 +710,20 @@ test_heuristic_cases (void)
       ==, GCV_ALGORITHM_FFT);
 }
 
+/* What the heuristic picks for a key with no unrolled tiled kernel, given
+ * the crossover: register for the RGBA family up to 17x16, else tiled. */
+static GcvAlgorithm
+expected_2d (const GcvDispatchKey * key, gboolean fft)
+{
+  gboolean gray = key->format == GCV_FORMAT_GRAY8
+      || key->format == GCV_FORMAT_GRAY32F;
+  if (fft)
+    return GCV_ALGORITHM_FFT;
+  if (!gray && key->kw <= 17 && key->kh <= 16)
+    return GCV_ALGORITHM_REGISTER;
+  return GCV_ALGORITHM_TILED;
+}
+
 /* The whole grid against the formula. */
 static void
 test_heuristic_formula (void)
@@ -733,10 +754,11 @@ test_heuristic_formula (void)
         GcvAlgorithm got = heuristic (key.format, key.kw, key.kh, FALSE,
             key.width, key.height);
         if (!!gcv_dispatch_prefers_fft (&key, &dev) != !!fft
-            || got != (fft ? GCV_ALGORITHM_FFT : GCV_ALGORITHM_TILED))
+            || got != expected_2d (&key, fft))
           g_error ("%s %ux%u %ux%u: expected %s, the heuristic says %s",
               gcv_format_name (key.format), key.width, key.height, key.kw,
-              key.kh, fft ? "fft" : "tiled", gcv_algorithm_nick (got));
+              key.kh, gcv_algorithm_nick (expected_2d (&key, fft)),
+              gcv_algorithm_nick (got));
         if (fft)
           n_fft++;
         else
