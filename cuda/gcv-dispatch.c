@@ -142,9 +142,10 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     v->family = GCV_ALGORITHM_FFT;
     v->p = 5;
   } else if (!key->unrolled && gcv_format_channels (key->format) == 4
-      && key->kw <= 17 && key->kh <= 16) {
-    /* RGBA-family widths with no unrolled tiled kernel (even ones): the
-     * register cache beat adaptive tiling there on H100 and H200 */
+      && key->kw * key->kh <= 16) {
+    /* small RGBA-family kernels of widths with no unrolled tiled kernel
+     * (2x7, 4x4): the register cache beat adaptive tiling there on H100 and
+     * H200; from 6x6 on it lost */
     v->family = GCV_ALGORITHM_REGISTER;
     v->p = 8;
     v->block = 128;

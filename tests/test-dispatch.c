@@ -672,11 +672,13 @@ test_heuristic_cases (void)
       ==, GCV_ALGORITHM_TILED);
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840,
           2160, TRUE), ==, GCV_ALGORITHM_TILED);
-  /* RGBA-family widths with no unrolled kernel, up to 17x16: register */
+  /* RGBA-family widths with no unrolled kernel, up to 16 taps: register */
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 2, 7, FALSE, 3840, 2160),
       ==, GCV_ALGORITHM_REGISTER);
   g_assert_cmpint (heuristic (GCV_FORMAT_BGRX, 4, 4, FALSE, 1280, 720),
       ==, GCV_ALGORITHM_REGISTER);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 10, 10, FALSE, 3840, 2160),
+      ==, GCV_ALGORITHM_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 4, 4, FALSE, 1280, 720),
       ==, GCV_ALGORITHM_TILED);
 
@@ -711,7 +713,7 @@ test_heuristic_cases (void)
 }
 
 /* What the heuristic picks for a key with no unrolled tiled kernel, given
- * the crossover: register for the RGBA family up to 17x16, else tiled. */
+ * the crossover: register for the RGBA family up to 16 taps, else tiled. */
 static GcvAlgorithm
 expected_2d (const GcvDispatchKey * key, gboolean fft)
 {
@@ -719,7 +721,7 @@ expected_2d (const GcvDispatchKey * key, gboolean fft)
       || key->format == GCV_FORMAT_GRAY32F;
   if (fft)
     return GCV_ALGORITHM_FFT;
-  if (!gray && key->kw <= 17 && key->kh <= 16)
+  if (!gray && key->kw * key->kh <= 16)
     return GCV_ALGORITHM_REGISTER;
   return GCV_ALGORITHM_TILED;
 }
