@@ -252,6 +252,27 @@ gcv_pinned_free (gpointer mem)
     cudaFreeHost (mem);
 }
 
+gboolean
+gcv_device_memory (gint device_id, gsize * used, gsize * total,
+    GError ** error)
+{
+  size_t free_bytes = 0, total_bytes = 0;
+  int current = 0;
+  /* the calling thread's current device is left as it was */
+  if (!CHECK (cudaGetDevice (&current), OP_OTHER)
+      || !CHECK (cudaSetDevice (device_id), OP_OTHER))
+    return FALSE;
+  if (!CHECK (cudaMemGetInfo (&free_bytes, &total_bytes), OP_OTHER)) {
+    cudaSetDevice (current);
+    return FALSE;
+  }
+  if (!CHECK (cudaSetDevice (current), OP_OTHER))
+    return FALSE;
+  *used = total_bytes - free_bytes;
+  *total = total_bytes;
+  return TRUE;
+}
+
 static gpointer
 cuda_host_alloc (gpointer engine, gsize size, GError ** error)
 {
@@ -339,6 +360,16 @@ alloc_device (void **p, gsize bytes, cudaStream_t stream, GError ** error)
   return bytes == 0 || CHECK (cudaMallocAsync (p, bytes, stream), OP_ALLOC);
 }
 
+/* Waits for every frame in flight (their events; no device-wide sync). */
+static gboolean
+wait_all (CudaPlan * cp, GError ** error)
+{
+  for (guint i = 0; i < cp->n_slots; i++)
+    if (!CHECK (cudaEventSynchronize (cp->slots[i].done), OP_OTHER))
+      return FALSE;
+  return TRUE;
+}
+
 /* (Re)makes every slot's buffers when the current sizes exceed them. */
 static gboolean
 ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
@@ -370,6 +401,9 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
     cp->tmp_pitch = tmp_pitch;
     return TRUE;
   }
+  /* the frames in flight use the buffers about to be remade */
+  if (!wait_all (cp, error))
+    return FALSE;
   pad_bytes = MAX (pad_bytes, cp->pad_bytes);
   raw_bytes = MAX (raw_bytes, cp->raw_bytes);
   tmp_bytes = MAX (tmp_bytes, cp->tmp_bytes);
@@ -584,10 +618,11 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 
   if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
     return FALSE;
-  /* frames in flight hold the slot buffers that may be remade below */
-  for (guint i = 0; i < cp->n_slots; i++)
-    if (!CHECK (cudaEventSynchronize (cp->slots[i].done), OP_OTHER))
-      return FALSE;
+  /* Frames in flight keep their taps (passed with each launch) and their
+   * buffers, unless these are remade: an FFT set-up is, and so are slot
+   * buffers too small for the new halo (ensure_buffers waits for those). */
+  if (cp->fft && !wait_all (cp, error))
+    return FALSE;
   choose_formats (cp, plan);
   if (!choose_variant (cp, plan, error))
     return FALSE;
