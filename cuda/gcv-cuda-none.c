@@ -19,3 +19,12 @@ void
 gcv_pinned_free (gpointer mem)
 {
 }
+
+gboolean
+gcv_device_memory (gint device_id, gsize * used, gsize * total,
+    GError ** error)
+{
+  g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+      "this build of gpuconvolve has no CUDA backend");
+  return FALSE;
+}

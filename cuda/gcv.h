@@ -238,6 +238,10 @@ void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
  * may outlive one); NULL with an error where CUDA is not usable. */
 gpointer gcv_pinned_alloc (gsize size, GError ** error);
 void gcv_pinned_free (gpointer mem);
+/* Device memory in use on a CUDA device, by every process, and its total
+ * (cudaMemGetInfo); FALSE with an error where CUDA is not usable. */
+gboolean gcv_device_memory (gint device_id, gsize * used, gsize * total,
+    GError ** error);
 
 /* Bytes a host frame needs with this stride. */
 gsize gcv_frame_size (GcvFormat format, guint width, guint height,

@@ -12,13 +12,16 @@
  * after the warm-up: from the sample at 1000 frames to the largest later
  * one taken while frames still flow (the sample at the last frame, as
  * the stream winds down, is shown but not judged; so 3000 frames at least
- * for a verdict on memory). Device memory is not sampled: the engine has no call that reports
- * it, and this program does not link CUDA; RSS covers the pinned host
- * buffers. */
+ * for a verdict on memory). With --backend=cuda it samples the device
+ * memory in use (gcv_device_memory(): the whole device, as cudaMemGetInfo
+ * sees it) at the same points and judges it by the same rule; RSS covers
+ * the pinned host buffers. */
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
+
+#include "gcv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +121,9 @@ main (int argc, char **argv)
   FILE *csv = NULL;
   gchar *line, *active = NULL;
   gsize rss_warm = 0, rss_max = 0, rss;
+  gsize dev_warm = 0, dev_max = 0, dev_used = 0, dev_total = 0;
+  gint device_id = -1;
+  gboolean sample_device;
   gint out = 0, errors = 0, n_messages = 0, n_judged = 0;
   gboolean ok = TRUE;
   gint64 t0, t_warm = 0;
@@ -191,13 +197,18 @@ main (int argc, char **argv)
     g_rand_free (r);
   }
 
+  /* device memory: the CUDA backend only, on the element's device */
+  sample_device = g_strcmp0 (backend, "cuda") == 0;
+  g_object_get (conv, "cuda-device-id", &device_id, NULL);
+  device_id = MAX (device_id, 0);
+
   if (csv_path) {
     csv = fopen (csv_path, "w");
     if (!csv) {
       g_printerr ("soak: cannot write %s\n", csv_path);
       return 2;
     }
-    fprintf (csv, "frames,seconds,fps,rss_kib\n");
+    fprintf (csv, "frames,seconds,fps,rss_kib,device_used_kib\n");
   }
 
   bus = gst_element_get_bus (pipeline);
@@ -259,22 +270,35 @@ main (int argc, char **argv)
     }
     if (out % SAMPLE_EVERY == 0 || out == frames) {
       gdouble secs = (g_get_monotonic_time () - t0) / 1e6;
+      gchar dev_text[64] = "";
       rss = rss_bytes ();
+      if (sample_device) {
+        GError *e = NULL;
+        if (!gcv_device_memory (device_id, &dev_used, &dev_total, &e)) {
+          g_printerr ("soak: device memory: %s\n", e->message);
+          g_error_free (e);
+          ok = FALSE;
+        }
+        g_snprintf (dev_text, sizeof dev_text, "  device %8.1f MiB",
+            dev_used / 1048576.0);
+      }
       /* the last sample, taken as the stream ends (appsrc and appsink
        * wind down), is shown but not judged */
       if (out == SAMPLE_EVERY && out < frames) {
         rss_warm = rss;
+        dev_warm = dev_used;
         t_warm = g_get_monotonic_time ();
       } else if (out > SAMPLE_EVERY && out < frames) {
         rss_max = MAX (rss_max, rss);
+        dev_max = MAX (dev_max, dev_used);
         n_judged++;
       }
-      g_print ("soak: %6d frames  %7.1f s  %6.1f fps  RSS %8.1f MiB  (%d "
+      g_print ("soak: %6d frames  %7.1f s  %6.1f fps  RSS %8.1f MiB%s  (%d "
           "bus messages)\n", out, secs, out / secs, rss / 1048576.0,
-          n_messages);
+          dev_text, n_messages);
       if (csv) {
-        fprintf (csv, "%d,%.3f,%.2f,%" G_GSIZE_FORMAT "\n", out, secs,
-            out / secs, rss / 1024);
+        fprintf (csv, "%d,%.3f,%.2f,%" G_GSIZE_FORMAT ",%" G_GSIZE_FORMAT
+            "\n", out, secs, out / secs, rss / 1024, dev_used / 1024);
         fflush (csv);
       }
     }
@@ -314,6 +338,15 @@ main (int argc, char **argv)
         rss_max / 1048576.0, growth, max_growth, per_s);
     if (growth > max_growth)
       ok = FALSE;
+    if (sample_device && dev_warm > 0) {
+      growth = 100.0 * ((gdouble) dev_max - dev_warm) / dev_warm;
+      g_print ("soak: device memory after warm-up %.1f MiB, largest later "
+          "%.1f MiB (of %.0f): %+.2f%% (allowed %.2f%%)\n",
+          dev_warm / 1048576.0, dev_max / 1048576.0, dev_total / 1048576.0,
+          growth, max_growth);
+      if (growth > max_growth)
+        ok = FALSE;
+    }
   }
   g_print ("soak: %s: %d frames in, %d out, %d errors, on %s\n",
       ok ? "PASS" : "FAIL", pusher.pushed, out, errors,
