@@ -140,11 +140,24 @@ fuzz_nested_collection (const gchar * text)
   return FALSE;
 }
 
+/* Prints a finding's message; with GStreamer, through its printf, which
+ * knows GST_PTR_FORMAT (caps, structures) where g_printerr() does not. */
+#ifdef GST_FUZZ_WITH_GSTREAMER
+#include <gst/gst.h>
+#define FUZZ_PRINT_MESSAGE(...) G_STMT_START {                          \
+    gchar *fuzz_msg_ = gst_info_strdup_printf (__VA_ARGS__);            \
+    g_printerr ("%s", fuzz_msg_);                                       \
+    g_free (fuzz_msg_);                                                 \
+  } G_STMT_END
+#else
+#define FUZZ_PRINT_MESSAGE(...) g_printerr (__VA_ARGS__)
+#endif
+
 /* A promise of the code under test does not hold: a finding. */
 #define FUZZ_ASSERT(cond, ...) G_STMT_START {                           \
     if (G_UNLIKELY (!(cond))) {                                         \
       g_printerr ("FUZZ FINDING at %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      g_printerr (__VA_ARGS__);                                         \
+      FUZZ_PRINT_MESSAGE (__VA_ARGS__);                                 \
       g_printerr ("\n");                                                \
       abort ();                                                         \
     }                                                                   \
@@ -179,7 +192,6 @@ fuzz_setup_logging (void)
 /* GStreamer for one process: no system plugins to scan (the element is
  * linked in), its own registry and data folders, no debug output. */
 #ifdef GST_FUZZ_WITH_GSTREAMER
-#include <gst/gst.h>
 static inline void
 fuzz_gst_init (void)
 {

@@ -9,6 +9,8 @@
 #   GPUCONVOLVE_FUZZ_BUILD   build directory (default build-fuzz)
 #   GPUCONVOLVE_FUZZ_RUNS    run this many inputs per target instead of a time
 #   GPUCONVOLVE_FUZZ_JOBS    targets run at once (default: the number of cores)
+#   GPUCONVOLVE_FUZZ_SEED    libFuzzer's random seed (default: a new one each
+#                            run); a fixed seed replays the same inputs
 #
 # Seeds are read from fuzz/corpus/<target>/ and never written to; new inputs
 # go to <build>/fuzz-corpus/<target>/, findings to
@@ -59,9 +61,10 @@ run_one() {
   # which LeakSanitizer cannot tell from a leak; the element's caps code is
   # leak-checked under valgrind by the test suites.
   local asan=$ASAN_OPTIONS extra=()
+  [ -n "${GPUCONVOLVE_FUZZ_SEED:-}" ] && extra+=(-seed="$GPUCONVOLVE_FUZZ_SEED")
   if [ "$t" = fuzz-caps ]; then
     asan="$asan:detect_leaks=0"
-    extra=(-detect_leaks=0)
+    extra+=(-detect_leaks=0)
   fi
   ASAN_OPTIONS=$asan "$builddir/fuzz/$t" "$work" "fuzz/corpus/$t" "${limit[@]}" "${extra[@]}" \
     -max_len=4096 -timeout=20 -rss_limit_mb=3072 -print_final_stats=1 \
