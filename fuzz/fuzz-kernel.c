@@ -55,6 +55,13 @@ set_from_text (GObject * o, const gchar * property, const gchar * text)
   GValue v = G_VALUE_INIT;
   gboolean ok;
 
+  /* GStreamer 1.22's parser leaks what it built for nested collections
+   * (<<1>, 2>) where an inner element does not parse: unreported here, as
+   * LeakSanitizer is off inside it, but over a million inputs it exhausts
+   * memory. The element sees such values as non-numbers, which plain text
+   * (<"a">) reaches too, so nested text is not tried. */
+  if (fuzz_nested_collection (text))
+    return FALSE;
   g_value_init (&v, pspec->value_type);
   FUZZ_GST_PARSER_BEGIN ();     /* its own leaks: fuzz-common.h */
   ok = gst_value_deserialize_with_pspec (&v, text, pspec);
