@@ -100,4 +100,9 @@ if [ $failed -gt 0 ]; then
   echo "fuzz: $failed of ${#targets[@]} targets found something"
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets, ${secs}s each, nothing found"
+if [ -n "${GPUCONVOLVE_FUZZ_RUNS:-}" ]; then
+  each="$GPUCONVOLVE_FUZZ_RUNS inputs"
+else
+  each="$secs s"
+fi
+echo "fuzz: ${#targets[@]} targets, $each each, nothing found"
