@@ -8,7 +8,43 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <mutex>
+#include <set>
+#include <utility>
+
 namespace gcv {
+
+/* Lets `kernel` take as much dynamic shared memory as the current device
+ * allows. The limit is an attribute of the kernel function, shared by every
+ * plan in the process: raising it per launch to what that launch needs
+ * would let one plan lower it between another's raise and launch. So it is
+ * raised once per kernel and device, to the device's maximum, and never
+ * lowered. */
+template <typename K>
+static cudaError_t
+allow_smem (K kernel)
+{
+  static std::mutex lock;
+  static std::set<std::pair<const void *, int>> raised;
+  cudaFuncAttributes attr;
+  int dev, optin;
+  cudaError_t err = cudaGetDevice (&dev);
+
+  if (err != cudaSuccess)
+    return err;
+  std::lock_guard<std::mutex> hold (lock);
+  if (raised.count ({(const void *) kernel, dev}))
+    return cudaSuccess;
+  if ((err = cudaDeviceGetAttribute (&optin,
+              cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess
+      || (err = cudaFuncGetAttributes (&attr, kernel)) != cudaSuccess
+      || (err = cudaFuncSetAttribute (kernel,
+              cudaFuncAttributeMaxDynamicSharedMemorySize,
+              optin - (int) attr.sharedSizeBytes)) != cudaSuccess)
+    return err;
+  raised.insert ({(const void *) kernel, dev});
+  return cudaSuccess;
+}
 
 /* The accumulator of an input element: float, or float4 for 4 channels. */
 template <typename In> struct AccOf { typedef float T; };

@@ -157,14 +157,6 @@ block_rows (size_t bytes_per_row, size_t fixed_rows, size_t row_bytes,
   return 0;
 }
 
-template <typename K>
-cudaError_t
-allow_smem (K kernel, size_t smem)
-{
-  return cudaFuncSetAttribute (kernel,
-      cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-}
-
 template <typename In>
 struct Separable {
   static cudaError_t launch (const GcvCudaConv & c, const float *row,
@@ -183,7 +175,7 @@ struct Separable {
       return cudaErrorInvalidConfiguration;     /* kw <= 1023 always fits */
     size_t smem = by * row_bytes;
     auto rk = row_kernel<In>;
-    if ((err = allow_smem (rk, smem)) != cudaSuccess)
+    if ((err = allow_smem (rk)) != cudaSuccess)
       return err;
     rk<<<dim3 (div_up (c.width, BX * RX), div_up (ph, by)), dim3 (BX, by),
         smem, c.stream>>> (c, param_taps (row, c.kw), tmp, tmp_pitch);
@@ -197,7 +189,7 @@ struct Separable {
     if (by > 0) {
       smem = (by * CY + c.kh - 1) * line;
       auto ck = column_kernel<In>;
-      if ((err = allow_smem (ck, smem)) != cudaSuccess)
+      if ((err = allow_smem (ck)) != cudaSuccess)
         return err;
       ck<<<dim3 (div_up (c.width, BX), div_up (c.height, by * CY)),
           dim3 (BX, by), smem, c.stream>>> (c, col, tmp, tmp_pitch);
@@ -320,7 +312,7 @@ fused_go (const GcvCudaConv & c, const float *row, const float *column)
 {
   typedef FusedShape<In, K, TY> S;
   auto kernel = fused_kernel<In, K, TY>;
-  cudaError_t err = allow_smem (kernel, S::bytes);
+  cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
   kernel<<<dim3 (div_up (c.width, S::TW), div_up (c.height, S::TH)),

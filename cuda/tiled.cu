@@ -94,8 +94,7 @@ struct Tiled {
     auto kernel = tiled_kernel<In, TY, Taps>;
     dim3 block (BX, BY);
     dim3 grid (div_up (c.width, BX), div_up (c.height, BY * TY));
-    cudaError_t err = cudaFuncSetAttribute (kernel,
-        cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    cudaError_t err = allow_smem (kernel);
     if (err != cudaSuccess)
       return err;
     kernel<<<grid, block, smem, c.stream>>> (c, taps);
@@ -193,8 +192,7 @@ width_go (const GcvCudaConv & c, Taps taps)
 {
   auto kernel = tiled_width_kernel<In, KW, TY, Taps>;
   size_t smem = width_smem<In, KW> (c.kh, TY);
-  cudaError_t err = cudaFuncSetAttribute (kernel,
-      cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+  cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
   kernel<<<dim3 (div_up (c.width, BX * TX), div_up (c.height, BY * TY)),
