@@ -56,6 +56,8 @@ typedef struct {
   gboolean sized;               /* tiled: the per-size kernel */
   size_t tiled_smem;            /* tiled, generic kernel */
   GcvCudaFft *fft;
+  int fft_setup[6];             /* width, height, kw, kh, channels, prime */
+  gfloat *fft_taps;             /* the taps whose spectrum fft holds */
   guint filter_serial;
 } CudaPlan;
 
@@ -552,26 +554,51 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
       v->ty = v->ty == 8 && gcv_cuda_separable_fused_bytes (&c, 4,
           &e->props) ? 4 : 0;
   }
-  /* fft: a transform that cannot be set up (too large for the device, say)
-   * leaves the direct families, not a failed plan */
-  g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+  /* fft: the transforms stay while the frame, kernel size, channels and
+   * padding do, and the kernel's spectrum while the taps do, so a bias or
+   * border change remakes neither. Frames in flight use both: they finish
+   * before either changes. A transform that cannot be set up (too large for
+   * the device, say) leaves the direct families, not a failed plan. */
   if (v->family == GCV_ALGORITHM_FFT) {
     int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
         f->filter_alpha ? 4 : 3;
-    cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
-    for (guint i = 0; i < cp->n_slots; i++)
-      streams[i] = cp->slots[i].stream;
     if (v->p != 2 && v->p != 3 && v->p != 5)
       v->p = 7;
-    cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh, channels,
-        v->p, cp->n_slots, streams, fft_error, sizeof (fft_error));
-    if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
-            fft_error, sizeof (fft_error)))
-      g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+    int setup[6] = { c.width, c.height, (int) f->kw, (int) f->kh, channels,
+      v->p
+    };
+    gboolean same_setup = cp->fft
+        && memcmp (setup, cp->fft_setup, sizeof (setup)) == 0;
+    if (!same_setup || memcmp (cp->fft_taps, f->taps,
+            sizeof (gfloat) * f->kw * f->kh) != 0) {
+      if (cp->fft && !wait_all (cp, error))
+        return FALSE;
+      g_clear_pointer (&cp->fft_taps, g_free);
+      if (!same_setup) {
+        cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
+        for (guint i = 0; i < cp->n_slots; i++)
+          streams[i] = cp->slots[i].stream;
+        g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+        cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh,
+            channels, v->p, cp->n_slots, streams, fft_error,
+            sizeof (fft_error));
+        memcpy (cp->fft_setup, setup, sizeof (setup));
+      }
+      if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw,
+              f->kh, fft_error, sizeof (fft_error)))
+        g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+      if (cp->fft)
+        cp->fft_taps = g_memdup2 (f->taps, sizeof (gfloat) * f->kw * f->kh);
+    }
     if (!cp->fft) {
       note = " (fft could not be set up)";
       family_defaults (v, GCV_ALGORITHM_TILED, key.format);
     }
+  } else if (cp->fft) {
+    if (!wait_all (cp, error))
+      return FALSE;
+    g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+    g_clear_pointer (&cp->fft_taps, g_free);
   }
 
   /* tiled: ty=N asks for the kernel unrolled for this width (when it has
@@ -619,10 +646,9 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
   if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
     return FALSE;
   /* Frames in flight keep their taps (passed with each launch) and their
-   * buffers, unless these are remade: an FFT set-up is, and so are slot
-   * buffers too small for the new halo (ensure_buffers waits for those). */
-  if (cp->fft && !wait_all (cp, error))
-    return FALSE;
+   * buffers, unless these are remade: an FFT set-up is (choose_variant
+   * waits for those), and so are slot buffers too small for the new halo
+   * (ensure_buffers waits for those). */
   choose_formats (cp, plan);
   if (!choose_variant (cp, plan, error))
     return FALSE;
@@ -637,6 +663,7 @@ cuda_plan_free (gpointer state)
 
   cudaSetDevice (cp->engine->device);
   g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+  g_free (cp->fft_taps);
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
     if (s->stream) {
