@@ -50,14 +50,17 @@ convolve_1d (gdouble * out, const gdouble * a, guint na, const gdouble * b,
       out[i + j] += a[i] * b[j];
 }
 
-/* Sampled Gaussian of n taps centred on (n-1)/2, normalised to sum 1. */
+/* Sampled Gaussian of n taps centred on (n-1)/2, normalised to sum 1.
+ * Exponents are taken relative to the nearest tap, which keeps the sum at
+ * 1 or more: a sigma far below a pixel then gives the limit (a centred
+ * delta, split over the two middle taps of an even size) rather than 0/0. */
 static void
 gaussian_1d (gdouble * g, guint n, gdouble sigma)
 {
-  gdouble c = (n - 1) / 2.0, sum = 0.0;
+  gdouble c = (n - 1) / 2.0, sum = 0.0, nearest = (n % 2) ? 0.0 : 0.25;
   for (guint i = 0; i < n; i++) {
     gdouble d = i - c;
-    g[i] = exp (-d * d / (2.0 * sigma * sigma));
+    g[i] = exp (-(d * d - nearest) / (2.0 * sigma * sigma));
     sum += g[i];
   }
   for (guint i = 0; i < n; i++)
