@@ -149,52 +149,95 @@ dense_from_desc (const GcvFilterDesc * desc, Dense * d)
   }
 }
 
-/* Checks `desc` and, when `out` is given, builds the filter. */
+/* A double that a float holds: finite and within float's range. */
+static gboolean
+fits_float (gdouble v)
+{
+  return isfinite (v) && fabs (v) <= G_MAXFLOAT;
+}
+
+/* Problems of one value on its own, whatever the other settings are: the
+ * setters refuse these. Array values arrive as floats, where a number
+ * beyond float's range became infinite. */
+static gboolean
+check_values (const GcvFilterDesc * desc, Check * c)
+{
+  static const struct {
+    GcvField field;
+    const gchar *name;
+    gsize offset;
+  } scalars[] = {
+    { GCV_FIELD_SCALE, "scale", G_STRUCT_OFFSET (GcvFilterDesc, scale) },
+    { GCV_FIELD_BIAS, "bias", G_STRUCT_OFFSET (GcvFilterDesc, bias) },
+    { GCV_FIELD_BORDER_VALUE, "border-value",
+        G_STRUCT_OFFSET (GcvFilterDesc, border_value) },
+  };
+  const struct {
+    GcvField field;
+    const gchar *name;
+    const gfloat *v;
+    guint n, max;
+  } arrays[] = {
+    { GCV_FIELD_KERNEL, "kernel", desc->kernel, desc->n_kernel,
+        GCV_MAX_KERNEL_SIZE * GCV_MAX_KERNEL_SIZE },
+    { GCV_FIELD_ROW_KERNEL, "row-kernel", desc->row_kernel,
+        desc->n_row_kernel, GCV_MAX_KERNEL_SIZE },
+    { GCV_FIELD_COLUMN_KERNEL, "column-kernel", desc->column_kernel,
+        desc->n_column_kernel, GCV_MAX_KERNEL_SIZE },
+  };
+
+  if (!(desc->sigma > 0.0 && isfinite (desc->sigma))
+      && fails (c, GCV_FIELD_SIGMA, "sigma %g is not a finite value > 0",
+          desc->sigma))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (scalars); i++) {
+    gdouble v = G_STRUCT_MEMBER (gdouble, desc, scalars[i].offset);
+    if (!fits_float (v) && fails (c, scalars[i].field,
+            "%s %g is not a finite number within float's range (|v| <= %g)",
+            scalars[i].name, v, G_MAXFLOAT))
+      return FALSE;
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (arrays); i++) {
+    if (arrays[i].n > arrays[i].max && fails (c, arrays[i].field,
+            "%s has %u values, more than the largest kernel takes (%u)",
+            arrays[i].name, arrays[i].n, arrays[i].max))
+      return FALSE;
+    if (!all_finite (arrays[i].v, arrays[i].n) && fails (c, arrays[i].field,
+            "%s has a value that is not a finite float (NaN, infinite, not "
+            "a number, or beyond +-%g)", arrays[i].name, G_MAXFLOAT))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Checks `desc` and, when `out` is given, builds the filter. Only the
+ * values of `fields`, each on its own, are checked when `out` is NULL and
+ * `fields` is not GCV_FIELD_ANY; otherwise how they fit together too. */
 static gboolean
 build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     GError ** error)
 {
   Check c = { fields, error };
   guint kw, kh;
-  gboolean ok = FALSE, have_kernel = FALSE, rank1 = FALSE;
+  gboolean ok = FALSE, rank1 = FALSE;
   Dense d;
   gdouble *row = NULL, *column = NULL;
 
   memset (&d, 0, sizeof (d));
   gcv_filter_desc_get_size (desc, &kw, &kh);
 
-  if (!(desc->sigma > 0.0 && isfinite (desc->sigma))
-      && fails (&c, GCV_FIELD_SIGMA, "sigma %g is not a finite value > 0",
-          desc->sigma))
+  if (!check_values (desc, &c))
     goto out;
-  if (!isfinite (desc->scale)
-      && fails (&c, GCV_FIELD_SCALE, "scale %g is not finite", desc->scale))
-    goto out;
-  if (!isfinite (desc->bias)
-      && fails (&c, GCV_FIELD_BIAS, "bias %g is not finite", desc->bias))
-    goto out;
-  if (!isfinite (desc->border_value)
-      && fails (&c, GCV_FIELD_BORDER_VALUE, "border-value %g is not finite",
-          desc->border_value))
-    goto out;
+  if (!out && fields != GCV_FIELD_ANY)
+    return TRUE;
+  /* how the values fit together: every problem counts from here on */
+  c.fields = GCV_FIELD_ANY;
 
-  if (!all_finite (desc->kernel, desc->n_kernel)
-      && fails (&c, GCV_FIELD_KERNEL, "kernel has a NaN or infinite value"))
-    goto out;
-  if (!all_finite (desc->row_kernel, desc->n_row_kernel)
-      && fails (&c, GCV_FIELD_ROW_KERNEL,
-          "row-kernel has a NaN or infinite value"))
-    goto out;
-  if (!all_finite (desc->column_kernel, desc->n_column_kernel)
-      && fails (&c, GCV_FIELD_COLUMN_KERNEL,
-          "column-kernel has a NaN or infinite value"))
-    goto out;
   if (desc->n_kernel != 0
       && desc->n_kernel != desc->kernel_width * desc->kernel_height
       && fails (&c, GCV_FIELD_KERNEL,
           "kernel has %u values but kernel-width x kernel-height is %u x %u "
-          "= %u (set kernel-width and kernel-height first)", desc->n_kernel,
-          desc->kernel_width, desc->kernel_height,
+          "= %u", desc->n_kernel, desc->kernel_width, desc->kernel_height,
           desc->kernel_width * desc->kernel_height))
     goto out;
   if (desc->n_row_kernel != 0 && desc->n_row_kernel != desc->kernel_width
@@ -230,19 +273,7 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
           "anchor-y %d is outside the kernel (height %u)", desc->anchor_y, kh))
     goto out;
 
-  /* Past the checks above the kernel can be built, as long as the problems
-   * found were not ours to report. */
-  have_kernel = (desc->filter == GCV_BUILTIN_CUSTOM
-      || desc->size >= gcv_builtin_min_size (desc->filter))
-      && (desc->n_row_kernel == 0) == (desc->n_column_kernel == 0)
-      && (desc->n_kernel == 0
-      || desc->n_kernel == desc->kernel_width * desc->kernel_height)
-      && (desc->n_row_kernel == 0 || (desc->n_row_kernel == desc->kernel_width
-          && desc->n_column_kernel == desc->kernel_height))
-      && all_finite (desc->kernel, desc->n_kernel)
-      && all_finite (desc->row_kernel, desc->n_row_kernel)
-      && all_finite (desc->column_kernel, desc->n_column_kernel);
-  if (have_kernel) {
+  {
     dense_from_desc (desc, &d);
     row = g_new (gdouble, d.kw);
     column = g_new (gdouble, d.kh);
@@ -270,7 +301,7 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
       goto out;
   }
 
-  if (out && have_kernel) {
+  if (out) {
     GcvFilter *f = g_new0 (GcvFilter, 1);
     gdouble sum = 0.0, total = 0.0, scale = desc->scale;
     gsize n = (gsize) d.kw * d.kh;

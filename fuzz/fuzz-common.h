@@ -163,8 +163,9 @@ fuzz_nested_collection (const gchar * text)
     }                                                                   \
   } G_STMT_END
 
-/* GLib-GObject warnings (GObject refusing a value out of range) are part of
- * the contract and go unprinted; criticals (a g_return_if_fail() failing)
+/* GLib-GObject and gpuconvolve warnings (a value refused by GObject's range
+ * checks or by the element's setters) are part of the contract and go
+ * unprinted; criticals (a g_return_if_fail() failing)
  * are findings. */
 static void
 fuzz_log_handler (const gchar * domain, GLogLevelFlags level,
@@ -182,7 +183,7 @@ static inline void
 fuzz_setup_logging (void)
 {
   static const gchar *const domains[] = { NULL, "GLib", "GLib-GObject",
-    "GStreamer", "GStreamer-Video", "GStreamer-Base"
+    "GStreamer", "GStreamer-Video", "GStreamer-Base", "gpuconvolve"
   };
   for (guint i = 0; i < G_N_ELEMENTS (domains); i++)
     g_log_set_handler (domains[i], G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL

@@ -36,6 +36,23 @@ log_hook (GstDebugCategory * category, GstDebugLevel level, const gchar * file,
   g_mutex_unlock (&log_lock);
 }
 
+/* g_warning()s of the element (values its setters refuse) are captured
+ * like its GST_WARNINGs; outside a capture one fails the test. */
+static void
+glog_hook (const gchar * domain, GLogLevelFlags level, const gchar * message,
+    gpointer user_data)
+{
+  gboolean captured;
+
+  g_mutex_lock (&log_lock);
+  captured = log_lines != NULL;
+  if (captured)
+    g_ptr_array_add (log_lines, g_strdup (message));
+  g_mutex_unlock (&log_lock);
+  if (!captured)
+    fail ("unexpected warning from %s: %s", domain, message);
+}
+
 /* The element's debug category must let warnings through to the hook. */
 static void
 open_warning_category (void)
@@ -66,6 +83,8 @@ open_warning_category (void)
   }
   gst_debug_set_active (TRUE);
   gst_debug_add_log_function (log_hook, NULL, NULL);
+  g_log_set_handler ("gpuconvolve", G_LOG_LEVEL_WARNING | G_LOG_FLAG_FATAL
+      | G_LOG_FLAG_RECURSION, glog_hook, NULL);
 }
 
 /* Whether a CUDA device is usable, asked in a child process: CUDA set up in

@@ -918,10 +918,11 @@ load_junk_preset (GstElement * e, const gchar * preset,
   g_hash_table_unref (after);
 }
 
-/* Presets with values that do not parse, are out of range or make the
- * settings invalid: loading does not crash, each such value is refused with
- * a warning naming the property and the old value stays; the valid values
- * of the same preset are taken. A truncated file and a binary one are not
+/* Presets with values that do not parse or are invalid on their own:
+ * loading does not crash, each such value is refused with a warning naming
+ * the property and the old value stays; the valid values of the same preset
+ * are taken, also those that do not fit the others (an anchor outside the
+ * kernel), which are judged when the filter is built. A truncated file and a binary one are not
  * read at all; a valid file in another GST_PRESET_PATH folder still is.
  * One test: GStreamer reads the preset files once per process. */
 GST_START_TEST (test_preset_junk)
@@ -995,9 +996,10 @@ GST_START_TEST (test_preset_junk)
     load_junk_preset (e, "junk-range", refused, NULL, NULL);
   }
   {
-    const gchar *refused[] = { "anchor-x", NULL };
-    const gchar *taken[] = { "bias", NULL }, *values[] = { "3" };
-    load_junk_preset (e, "junk-anchor", refused, taken, values);
+    /* outside the 1x2 kernel: taken, judged when the filter is built */
+    const gchar *taken[] = { "anchor-x", "bias", NULL };
+    const gchar *values[] = { "7", "3" };
+    load_junk_preset (e, "junk-anchor", NULL, taken, values);
   }
   {
     const gchar *refused[] = { "scale", "border-value", "mode", NULL };
