@@ -35,6 +35,7 @@
 
 #include <gst/video/video.h>
 #include <math.h>
+#include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_gpu_convolve_debug);
 #define GST_CAT_DEFAULT gst_gpu_convolve_debug
@@ -80,12 +81,14 @@ static const gchar *const preset_properties[] = {
   "algorithm", NULL
 };
 
-/* A frame on its way through the engine. */
+/* A frame on its way through the engine, and the events that came after
+ * it: they go downstream right after its output. */
 typedef struct
 {
   GstBuffer *inbuf, *outbuf;
   GstMapInfo in_map, out_map;
   guint slot;
+  GQueue events;
 } GstGpuConvolveFrame;
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -206,7 +209,6 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SIZE:
       cand.size = g_value_get_uint (value);
-      blame = GCV_FIELD_SIZE;
       break;
     case PROP_SIGMA:
       cand.sigma = g_value_get_double (value);
@@ -214,7 +216,6 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       break;
     case PROP_NORMALIZE:
       cand.normalize = g_value_get_boolean (value);
-      blame = GCV_FIELD_SCALE;  /* 1/sum(K) may overflow */
       break;
     case PROP_SCALE:
       cand.scale = g_value_get_double (value);
@@ -229,11 +230,9 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       break;
     case PROP_ANCHOR_X:
       cand.anchor_x = g_value_get_int (value);
-      blame = GCV_FIELD_ANCHOR_X;
       break;
     case PROP_ANCHOR_Y:
       cand.anchor_y = g_value_get_int (value);
-      blame = GCV_FIELD_ANCHOR_Y;
       break;
     case PROP_BORDER:
       cand.border = g_value_get_enum (value);
@@ -247,11 +246,9 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SEPARABLE:
       cand.separable = g_value_get_enum (value);
-      blame = GCV_FIELD_SEPARABLE;
       break;
     case PROP_ALGORITHM:
       cand.algorithm = g_value_get_enum (value);
-      blame = GCV_FIELD_ALGORITHM;
       break;
     default:
       filter_setting = FALSE;
@@ -276,8 +273,9 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       break;
   }
 
-  /* A value is refused when it makes the settings invalid through a problem
-   * of its own; sizes are always taken, the kernels they check come after. */
+  /* A value is refused only for a problem of its own (a NaN, a number
+   * beyond float's range); whether the properties fit together is judged
+   * when the filter is next built, so they may be set in any order. */
   if (filter_setting && blame != GCV_FIELD_NONE
       && !gcv_filter_desc_validate (&cand, blame, &error)) {
     if (array)
@@ -294,8 +292,13 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 
   if (error) {
-    GST_WARNING_OBJECT (self, "Ignoring the new %s: %s; keeping the previous "
-        "value", pspec->name, error->message);
+    /* where a gst-launch user sees it, as GObject's own range checks do */
+    gchar *attempt = g_strdup_value_contents (value);
+    if (strlen (attempt) > 80)
+      strcpy (attempt + 72, "...");
+    g_warning ("%s: refusing %s=%s: %s; keeping the previous value",
+        GST_OBJECT_NAME (self), pspec->name, attempt, error->message);
+    g_free (attempt);
     g_error_free (error);
   }
 }
@@ -409,16 +412,23 @@ set_active_algorithm (GstGpuConvolve * self)
   }
 }
 
-static void
+/* Passthrough for the identity between equal formats. TRUE when that
+ * changed. */
+static gboolean
 update_passthrough (GstGpuConvolve * self)
 {
-  gboolean same_format = self->in_info.format == self->out_info.format;
-  gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self),
-      self->filter && self->filter->identity && same_format);
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  gboolean was = gst_base_transform_is_passthrough (trans);
+  gboolean now = self->filter && self->filter->identity
+      && self->in_info.format == self->out_info.format;
+
+  gst_base_transform_set_passthrough (trans, now);
+  return was != now;
 }
 
-/* Builds the filter from the properties when they changed. Invalid settings
- * keep the filter in use and say so once on the bus. */
+/* Builds the filter from the properties when they changed. Settings that
+ * do not fit together keep the filter in use and say so on the bus, once
+ * for each change. */
 static gboolean
 refresh_filter (GstGpuConvolve * self, GError ** error)
 {
@@ -441,15 +451,12 @@ refresh_filter (GstGpuConvolve * self, GError ** error)
       g_propagate_error (error, err);
       return FALSE;
     }
-    if (!self->warned_invalid)
-      GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
-          ("Invalid filter settings, keeping the previous filter: %s",
-              err->message), (NULL));
-    self->warned_invalid = TRUE;
+    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
+        ("Invalid filter settings, keeping the previous filter: %s",
+            err->message), (NULL));
     g_error_free (err);
     return TRUE;
   }
-  self->warned_invalid = FALSE;
   if (self->plan && !gcv_plan_set_filter (self->plan, filter, algorithm,
           error)) {
     gcv_filter_free (filter);
@@ -458,7 +465,12 @@ refresh_filter (GstGpuConvolve * self, GError ** error)
   gcv_filter_free (self->filter);
   self->filter = filter;
   if (self->plan) {
-    update_passthrough (self);
+    /* Into or out of passthrough: downstream's pool (ours when filtering)
+     * and upstream's (pinned when filtering on CUDA) are chosen again. */
+    if (update_passthrough (self)) {
+      gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+      gst_base_transform_reconfigure_sink (GST_BASE_TRANSFORM (self));
+    }
     set_active_algorithm (self);
   }
   return TRUE;
@@ -475,10 +487,25 @@ frame_free (GstGpuConvolveFrame * frame)
     gst_buffer_unmap (frame->outbuf, &frame->out_map);
   gst_clear_buffer (&frame->inbuf);
   gst_clear_buffer (&frame->outbuf);
+  g_queue_clear_full (&frame->events, (GDestroyNotify) gst_event_unref);
   g_free (frame);
 }
 
-/* Waits for the oldest frame and hands back its output buffer. */
+/* Sends the events that followed the frame pushed last. */
+static gboolean
+push_pending_events (GstGpuConvolve * self)
+{
+  GstEvent *event;
+  gboolean ok = TRUE;
+
+  while ((event = g_queue_pop_head (&self->pending_events)))
+    ok &= GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event
+        (GST_BASE_TRANSFORM (self), event);
+  return ok;
+}
+
+/* Waits for the oldest frame and hands back its output buffer; the events
+ * that came after it are sent once it is pushed. */
 static GstFlowReturn
 finish_oldest (GstGpuConvolve * self, GstBuffer ** outbuf)
 {
@@ -486,6 +513,9 @@ finish_oldest (GstGpuConvolve * self, GstBuffer ** outbuf)
   GError *error = NULL;
 
   *outbuf = NULL;
+  while (!g_queue_is_empty (&frame->events))
+    g_queue_push_tail (&self->pending_events,
+        g_queue_pop_head (&frame->events));
   if (!gcv_plan_wait (self->plan, frame->slot, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Convolution failed: %s", error->message), (NULL));
@@ -506,6 +536,7 @@ drain (GstGpuConvolve * self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
 
+  push_pending_events (self);
   while (!g_queue_is_empty (&self->in_flight)) {
     GstBuffer *outbuf;
     GstFlowReturn r = finish_oldest (self, &outbuf);
@@ -513,6 +544,7 @@ drain (GstGpuConvolve * self)
       r = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), outbuf);
     else
       gst_clear_buffer (&outbuf);
+    push_pending_events (self);
     if (ret == GST_FLOW_OK)
       ret = r;
   }
@@ -530,38 +562,68 @@ discard_in_flight (GstGpuConvolve * self)
       gcv_plan_wait (self->plan, frame->slot, NULL);
     frame_free (frame);
   }
+  g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
 }
 
-/* The input frame's layout: GstVideoMeta when there is one. Checks that the
- * buffer holds the whole frame. */
+/* Where the frame to filter lies in the input buffer: GstVideoMeta gives
+ * the plane's offset and stride, a GstVideoCropMeta the region (of the
+ * negotiated size) inside it. Every byte read must lie inside the mapping;
+ * the sums are checked for overflow, as the meta's values are anybody's. */
 static gboolean
 input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
     GcvImage * img)
 {
   const GstGpuConvolveInfo *info = &self->in_info;
+  const gchar *name = gcv_format_name (info->format);
   GstVideoMeta *meta = gst_buffer_get_video_meta (inbuf);
-  gsize row = (gsize) info->width * gcv_format_pixel_size (info->format);
+  GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
+  gsize pixel = gcv_format_pixel_size (info->format);
+  gsize row = (gsize) info->width * pixel;
   gsize offset = meta ? meta->offset[0] : 0;
   gint stride = meta ? meta->stride[0] : (gint) info->stride;
-  gsize need;
+  guint x = 0, y = 0;
+  gsize start, rows, end;
+  gboolean sized;
 
-  if (stride < 0 || (gsize) stride < row) {
+  if (crop) {
+    if (crop->width != info->width || crop->height != info->height) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("Input crop region %ux%u at (%u,%u) is not the negotiated %ux%u",
+              crop->width, crop->height, crop->x, crop->y, info->width,
+              info->height), (NULL));
+      return FALSE;
+    }
+    x = crop->x;
+    y = crop->y;
+  }
+  if (stride <= 0 || (gsize) stride < row
+      || (gsize) x * pixel > (gsize) stride - row) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input stride %d is smaller than a row of %" G_GSIZE_FORMAT
-            " bytes of %ux%u %s", stride, row, info->width, info->height,
-            gcv_format_name (info->format)), (NULL));
+        ("Input stride %d cannot hold a row of %" G_GSIZE_FORMAT " bytes of "
+            "%ux%u %s from x=%u", stride, row, info->width, info->height,
+            name, x), (NULL));
     return FALSE;
   }
-  need = offset + gcv_frame_size (info->format, info->width, info->height,
-      stride);
-  if (map->size < need) {
+  /* start = offset + y * stride + x * pixel; end = start + (h - 1) * stride
+   * + row */
+  sized = g_size_checked_mul (&start, y, (gsize) stride)
+      && g_size_checked_add (&start, start, x * pixel)
+      && g_size_checked_add (&start, start, offset)
+      && g_size_checked_mul (&rows, info->height - 1, (gsize) stride)
+      && g_size_checked_add (&end, start, rows)
+      && g_size_checked_add (&end, end, row);
+  if (!sized || end > map->size) {
+    gchar *need = sized ? g_strdup_printf ("%" G_GSIZE_FORMAT, end) :
+        g_strdup ("more than 2^64");
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Input buffer of %" G_GSIZE_FORMAT " bytes is smaller than a %ux%u "
-            "%s frame (%" G_GSIZE_FORMAT " bytes)", map->size, info->width,
-            info->height, gcv_format_name (info->format), need), (NULL));
+            "%s frame at offset %" G_GSIZE_FORMAT ", stride %d, region "
+            "(%u,%u): %s bytes", map->size, info->width, info->height, name,
+            offset, stride, x, y, need), (NULL));
+    g_free (need);
     return FALSE;
   }
-  img->data = map->data + offset;
+  img->data = map->data + start;
   img->stride = stride;
   img->on_device = FALSE;
   return TRUE;
@@ -649,6 +711,13 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   GstFlowReturn ret;
 
   *outbuf = NULL;
+  /* events that followed the frame pushed last go right after it */
+  push_pending_events (self);
+  if (self->failed) {
+    /* a filter change failed and the plan is gone; the error is posted */
+    gst_clear_buffer (&trans->queued_buf);
+    return GST_FLOW_ERROR;
+  }
   if (gst_base_transform_is_passthrough (trans)) {
     /* frames from before passthrough go first */
     if (!g_queue_is_empty (&self->in_flight))
@@ -658,6 +727,23 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   }
   if (!trans->queued_buf)
     return GST_FLOW_OK;
+  /* GstBaseTransform marks the next buffer it pushes DISCONT after a
+   * DISCONT input or a frame dropped for QoS; that must be this frame's
+   * output, not an earlier one still in flight: those go out first. */
+  if ((self->dropped || GST_BUFFER_IS_DISCONT (trans->queued_buf))
+      && !g_queue_is_empty (&self->in_flight)) {
+    ret = drain (self);
+    if (ret != GST_FLOW_OK) {
+      gst_clear_buffer (&trans->queued_buf);
+      return ret;
+    }
+  }
+  self->dropped = FALSE;
+  if (GST_BUFFER_DURATION_IS_VALID (trans->queued_buf)) {
+    GST_OBJECT_LOCK (self);
+    self->last_duration = GST_BUFFER_DURATION (trans->queued_buf);
+    GST_OBJECT_UNLOCK (self);
+  }
   if (!self->plan) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps were negotiated"),
         (NULL));
@@ -671,6 +757,21 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   if (ret == GST_FLOW_OK
       && g_queue_get_length (&self->in_flight) >= self->depth)
     ret = finish_oldest (self, outbuf);
+  return ret;
+}
+
+/* Notes frames GstBaseTransform drops for QoS (see generate_output). */
+static GstFlowReturn
+gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
+    gboolean is_discont, GstBuffer * input)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GstFlowReturn ret =
+      GST_BASE_TRANSFORM_CLASS (parent_class)->submit_input_buffer (trans,
+      is_discont, input);
+
+  if (ret == GST_BASE_TRANSFORM_FLOW_DROPPED)
+    self->dropped = TRUE;
   return ret;
 }
 
@@ -692,8 +793,11 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
   queue_depth = self->queue_depth;
   tuning_file = g_strdup (self->tuning_file);
   self->settings_changed = TRUE;
+  self->last_duration = GST_CLOCK_TIME_NONE;
   GST_OBJECT_UNLOCK (self);
 
+  self->failed = FALSE;
+  self->dropped = FALSE;
   g_clear_pointer (&self->filter, gcv_filter_free);
   if (!refresh_filter (self, &error)) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -815,6 +919,7 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->in_info = in;
   self->out_info = out;
   self->next_slot = 0;
+  self->failed = FALSE;
   update_passthrough (self);
   set_active_algorithm (self);
   return TRUE;
@@ -886,8 +991,10 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   if (!decide_query)
     return TRUE;                /* passthrough: downstream answered */
 
-  /* upstream may send any stride through GstVideoMeta */
+  /* upstream may send any stride through GstVideoMeta, and leave cropping
+   * to us: the crop region is what is filtered (input_image()) */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  gst_query_add_allocation_meta (query, GST_VIDEO_CROP_META_API_TYPE, NULL);
   gst_query_parse_allocation (query, &caps, NULL);
   if (!uses_cuda (self) || !caps
       || !gst_gpu_convolve_info_from_caps (&info, caps))
@@ -917,11 +1024,12 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
   gst_query_parse_allocation (query, &caps, NULL);
   if (!caps || !gst_gpu_convolve_info_from_caps (&info, caps))
     return FALSE;
+  /* Downstream holds up to its minimum, the frames in flight hold up to
+   * depth more. No maximum: a sink that holds more than it said must slow
+   * the stream down, not stop it. */
   if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, &max);
-  min = MAX (min, self->depth + 1);
-  if (max && max < min)
-    max = min;
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
+  min += self->depth;
   if (!(pool = make_pool (self, caps, info.size, min, max)))
     return FALSE;
   /* Activated here, not by GstBaseTransform on the first buffer: there a
@@ -956,17 +1064,25 @@ gst_gpu_convolve_before_transform (GstBaseTransform * trans,
     GstBuffer * buffer)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
-  GstClockTime ts = gst_segment_to_stream_time (&trans->segment,
-      GST_FORMAT_TIME, GST_BUFFER_TIMESTAMP (buffer));
+  GstClockTime ts = GST_BUFFER_PTS (buffer);
   GError *error = NULL;
 
-  /* controlled properties take their value for this buffer's time */
+  /* Controlled properties take their value for this buffer's stream time;
+   * outside a TIME segment (filesrc ! capsfilter gives BYTES) the
+   * timestamp is all there is. */
+  if (trans->segment.format == GST_FORMAT_TIME)
+    ts = gst_segment_to_stream_time (&trans->segment, GST_FORMAT_TIME, ts);
   if (GST_CLOCK_TIME_IS_VALID (ts))
     gst_object_sync_values (GST_OBJECT (self), ts);
   if (!refresh_filter (self, &error)) {
+    /* The plan may be half changed: no frame may run on it. Frames in
+     * flight are dropped with it, and the stream stops with the error. */
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not apply the new filter: %s", error->message), (NULL));
     g_error_free (error);
+    discard_in_flight (self);
+    g_clear_pointer (&self->plan, gcv_plan_free);
+    self->failed = TRUE;
   }
 }
 
@@ -979,9 +1095,23 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
     case GST_EVENT_FLUSH_STOP:
       discard_in_flight (self);
       self->next_slot = 0;
+      self->failed = FALSE;
+      break;
+    case GST_EVENT_TAG:
+    case GST_EVENT_GAP:
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+    case GST_EVENT_CUSTOM_BOTH:
+      /* Events that only travel: they wait behind the last frame in flight
+       * and follow it downstream, with no need to finish any frame now. */
+      if (!g_queue_is_empty (&self->in_flight)) {
+        GstGpuConvolveFrame *last = g_queue_peek_tail (&self->in_flight);
+        g_queue_push_tail (&last->events, event);
+        return TRUE;
+      }
       break;
     default:
-      /* keep serialized events behind the frames accepted before them */
+      /* The rest change what follows (caps, segment, end of stream): the
+       * frames accepted before them go out first. */
       if (GST_EVENT_IS_SERIALIZED (event))
         drain (self);
       break;
@@ -1004,17 +1134,46 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
       && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     /* a frame leaves once depth-1 later frames went in */
     gboolean live;
-    GstClockTime min, max, extra = 0;
+    GstClockTime min, max, extra = 0, frame = GST_CLOCK_TIME_NONE;
     gst_query_parse_latency (query, &live, &min, &max);
-    if (self->depth > 1 && self->in_info.fps_n > 0)
-      extra = gst_util_uint64_scale_int ((self->depth - 1) * GST_SECOND,
-          self->in_info.fps_d, self->in_info.fps_n);
+    /* a frame's duration from the framerate; for a variable one (0/1),
+     * that of the latest buffer, the best guess of the next ones' */
+    if (self->in_info.fps_n > 0) {
+      frame = gst_util_uint64_scale_int (GST_SECOND, self->in_info.fps_d,
+          self->in_info.fps_n);
+    } else {
+      GST_OBJECT_LOCK (self);
+      frame = self->last_duration;
+      GST_OBJECT_UNLOCK (self);
+    }
+    if (self->depth > 1 && GST_CLOCK_TIME_IS_VALID (frame))
+      extra = (self->depth - 1) * frame;
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
         GST_TIME_ARGS (extra));
     gst_query_set_latency (query, live, min + extra,
         GST_CLOCK_TIME_IS_VALID (max) ? max + extra : max);
   }
   return res;
+}
+
+/* Which metas the filtered frame keeps: those still true of a frame of the
+ * same geometry. The crop is done (the output is the crop region) and the
+ * output has its own layout, so crop and video metas stay behind. */
+static gboolean
+gst_gpu_convolve_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
+    GstMeta * meta, GstBuffer * inbuf)
+{
+  GType api = meta->info->api;
+
+  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE)
+    return FALSE;
+  if (api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE
+      || api == GST_VIDEO_AFFINE_TRANSFORMATION_META_API_TYPE
+      || api == GST_VIDEO_TIME_CODE_META_API_TYPE)
+    return TRUE;
+  /* metas without tags */
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_meta (trans,
+      outbuf, meta, inbuf);
 }
 
 /* --- GstPreset ----------------------------------------------------------- */
@@ -1060,6 +1219,7 @@ gst_gpu_convolve_init (GstGpuConvolve * self)
   self->settings_changed = TRUE;
   self->depth = 1;
   g_queue_init (&self->in_flight);
+  g_queue_init (&self->pending_events);
 }
 
 static void
@@ -1380,8 +1540,12 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
       GST_DEBUG_FUNCPTR (gst_gpu_convolve_decide_allocation);
   trans_class->before_transform =
       GST_DEBUG_FUNCPTR (gst_gpu_convolve_before_transform);
+  trans_class->submit_input_buffer =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_submit_input_buffer);
   trans_class->generate_output =
       GST_DEBUG_FUNCPTR (gst_gpu_convolve_generate_output);
+  trans_class->transform_meta =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_transform_meta);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_gpu_convolve_transform);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_gpu_convolve_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_gpu_convolve_query);

@@ -30,6 +30,7 @@ struct _GstGpuConvolve
   gchar *tuning_file;
   gboolean settings_changed;    /* desc differs from the filter in use */
   gchar *active_algorithm;
+  GstClockTime last_duration;   /* of the latest input, for the latency */
 
   /* streaming thread */
   GcvEngine *engine;
@@ -38,8 +39,10 @@ struct _GstGpuConvolve
   GstGpuConvolveInfo in_info, out_info;
   guint depth;                  /* frames in flight at most */
   GQueue in_flight;             /* GstGpuConvolveFrame, oldest first */
+  GQueue pending_events;        /* to send after the frame pushed last */
   guint next_slot;
-  gboolean warned_invalid;      /* bus warning posted for the current settings */
+  gboolean failed;              /* a filter change failed: no plan to run */
+  gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
   gboolean warned_fallback;
 };
 
