@@ -27,11 +27,25 @@ element_new (void)
   return e;
 }
 
-/* A kernel of small integers (exact in float), rank 2 or more. */
+/* A kernel of small integers (exact in float): of rank 2 or more, but
+ * rank 1 where algorithm=separable is forced, which takes no other. */
 static RefKernel *
 int_kernel (GRand * r, guint kw, guint kh)
 {
-  RefKernel *k = ref_kernel_new (kw, kh);
+  RefKernel *k;
+
+  if (gcvt_forced_separable ()) {
+    gdouble *row = g_new (gdouble, kw), *column = g_new (gdouble, kh);
+    for (guint i = 0; i < kw; i++)
+      row[i] = g_rand_int_range (r, 1, 5);
+    for (guint j = 0; j < kh; j++)
+      column[j] = g_rand_int_range (r, -3, 4) + (j == 0 ? 5 : 0);
+    k = ref_kernel_outer (column, kh, row, kw);
+    g_free (row);
+    g_free (column);
+    return k;
+  }
+  k = ref_kernel_new (kw, kh);
   for (guint i = 0; i < kw * kh; i++)
     k->k[i] = g_rand_int_range (r, -4, 5);
   k->k[0] = 7;                  /* never all zero */
@@ -733,8 +747,10 @@ GST_START_TEST (test_two_elements_shared_memory)
     GString *k = g_string_new ("");
     guint n = 43 * (guint) atoi (sizes[i][1]);
     gchar *line;
+    /* rank 1, so that algorithm=separable takes it too */
     for (guint t = 0; t < n; t++)
-      g_string_append_printf (k, "%s%u", t ? "," : "", 1 + (t * 7) % 13);
+      g_string_append_printf (k, "%s%u", t ? "," : "",
+          (1 + (t % 43 * 7) % 13) * (1 + (t / 43 * 5) % 11));
     line = g_strdup_printf ("videotestsrc num-buffers=300 pattern=ball ! "
         "video/x-raw,format=GRAY8,width=640,height=480 ! gpuconvolve %s "
         "kernel-width=%s kernel-height=%s kernel=<%s> normalize=true ! "
