@@ -293,7 +293,9 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
 
   if (error) {
     /* where a gst-launch user sees it, as GObject's own range checks do */
-    gchar *attempt = g_strdup_value_contents (value);
+    gchar *attempt = G_VALUE_HOLDS_DOUBLE (value) ?
+        g_strdup_printf ("%g", g_value_get_double (value)) :
+        g_strdup_value_contents (value);
     if (strlen (attempt) > 80)
       strcpy (attempt + 72, "...");
     g_warning ("%s: refusing %s=%s: %s; keeping the previous value",
@@ -1093,9 +1095,10 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_STOP:
+      /* a failed filter change stays failed: its plan is gone until new
+       * caps or a restart */
       discard_in_flight (self);
       self->next_slot = 0;
-      self->failed = FALSE;
       break;
     case GST_EVENT_TAG:
     case GST_EVENT_GAP:
@@ -1245,17 +1248,17 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   /**
    * GstGpuConvolve:kernel:
    *
-   * The kernel K, row-major, kernel-width x kernel-height values. Set
-   * kernel-width and kernel-height first. Empty (the default) is the
-   * identity. Used when filter=custom and no row-kernel/column-kernel pair
+   * The kernel K, row-major, kernel-width x kernel-height values, in any
+   * order with the sizes: the length is checked when the filter is built.
+   * Empty (the default) is the identity. Used when filter=custom and no row-kernel/column-kernel pair
    * is set.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_KERNEL,
       float_array_pspec ("kernel", "Kernel",
-          "Row-major kernel of kernel-width x kernel-height coefficients "
-          "(set the sizes first); empty is the identity"));
+          "Row-major kernel of kernel-width x kernel-height coefficients; "
+          "empty is the identity"));
   /**
    * GstGpuConvolve:kernel-width:
    *
