@@ -4,7 +4,7 @@
  * (gcv_engine_set_tuning_file()), which also measures every candidate
  * through gcv_plan_set_variant(), and one that finds no table, so that its
  * plans run the heuristic's pick. At each point both picks are read from
- * gcv_plan_describe() and their plans timed as they are; a pick that misses
+ * the plans' choices and their plans timed as they are; a pick that misses
  * its bound is measured again, with the best variant, before it counts. */
 #include "check-dispatch.h"
 #include "common.h"
@@ -29,7 +29,7 @@
 /* One pick at one point. */
 typedef struct {
   SweepResult r;
-  gchar *source;                /* from the description */
+  gchar *source;                /* from the plan's choice */
   double ratio;                 /* to the best */
   gboolean pass, remeasured;
 } Pick;
@@ -63,6 +63,7 @@ pick_clear (Pick * p)
 {
   g_free (p->r.variant);
   g_free (p->r.description);
+  g_free (p->r.source);
   g_free (p->source);
   memset (p, 0, sizeof (*p));
 }
@@ -81,7 +82,7 @@ time_pick (SweepFrame * sf, const SweepTiming * t, Pick * p,
     g_error_free (error);
     p->r.ms = NAN;
   }
-  p->source = sweep_source_from_description (p->r.description);
+  p->source = g_strdup (p->r.source ? p->r.source : "");
   if (!p->r.variant)
     p->r.variant = g_strdup (p->r.description ? p->r.description : "?");
 }
@@ -284,6 +285,7 @@ bench_check_dispatch (const BenchDispatchCheck * check)
               best_ms = again.ms;
               g_free (again.variant);
               g_free (again.description);
+              g_free (again.source);
               /* both picks again, against the same best */
               if (sweep_frame_set_variant (tf, NULL, NULL)) {
                 time_pick (tf, &confirm, &tp, errors);

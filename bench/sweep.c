@@ -1,5 +1,6 @@
 /* Timing the dispatcher's candidates at one point; see sweep.h. */
 #include "sweep.h"
+#include "gcv-private.h"
 #include "common.h"
 
 #include <math.h>
@@ -80,58 +81,6 @@ sweep_worth_timing (const GcvVariant * v, const GcvDispatchKey * key)
   }
 }
 
-gchar *
-sweep_variant_from_description (const char *description)
-{
-  const char *paren;
-  gchar *head, **words;
-  GString *s;
-  GcvVariant v;
-  gchar *out = NULL;
-  gboolean adaptive = FALSE;
-
-  if (!description)
-    return NULL;
-  /* "family [params] [tiled: unrolled|adaptive] [fft: NXxNY] (source)
-   * (note)" */
-  paren = strchr (description, '(');
-  head = paren ? g_strndup (description, paren - description) :
-      g_strdup (description);
-  words = g_strsplit_set (head, " \t", -1);
-  s = g_string_new (NULL);
-  for (gchar ** w = words; *w; w++) {
-    if (!**w)
-      continue;
-    if (s->len == 0)
-      g_string_append (s, *w);
-    else if (strchr (*w, '=') || strcmp (*w, "fused") == 0
-        || strcmp (*w, "two-pass") == 0)
-      g_string_append_printf (s, " %s", *w);
-    else if (strcmp (*w, "adaptive") == 0)
-      adaptive = TRUE;
-  }
-  if (s->len && gcv_variant_parse (s->str, &v, NULL)) {
-    /* adaptive tiling picks its own tile height: plain "tiled" asks for
-     * it ("tiled ty=N" asks for the kernel unrolled for the width) */
-    if (v.family == GCV_ALGORITHM_TILED && adaptive)
-      v.ty = 0;
-    out = gcv_variant_to_string (&v);
-  }
-  g_string_free (s, TRUE);
-  g_strfreev (words);
-  g_free (head);
-  return out;
-}
-
-gchar *
-sweep_source_from_description (const char *description)
-{
-  const char *open = description ? strchr (description, '(') : NULL;
-  const char *close = open ? strchr (open, ')') : NULL;
-
-  return close ? g_strndup (open + 1, close - open - 1) : g_strdup ("");
-}
-
 /* --- points --------------------------------------------------------------- */
 
 static void
@@ -140,6 +89,7 @@ result_clear (gpointer data)
   SweepResult *r = data;
   g_free (r->variant);
   g_free (r->description);
+  g_free (r->source);
 }
 
 void
@@ -354,7 +304,9 @@ sweep_frame_time (SweepFrame * sf, const SweepTiming * t, double best_ms,
 
   memset (r, 0, sizeof (*r));
   r->description = g_strdup (gcv_plan_describe (sf->plan));
-  r->variant = sweep_variant_from_description (r->description);
+  r->variant = gcv_variant_to_string (&gcv_plan_get_choice (sf->plan)->variant);
+  r->source = g_strdup (gcv_choice_source_nick (gcv_plan_get_choice
+          (sf->plan)->source));
   if (!prepare_input (sf, error))
     return FALSE;
   for (guint i = 0; i + 1 < warmup; i++) {
@@ -441,15 +393,8 @@ sweep_measure (SweepFrame * sf, const char *const *candidates,
       g_error_free (error);
       continue;
     }
-    variant = sweep_variant_from_description (gcv_plan_describe (sf->plan));
-    if (!variant || !gcv_variant_parse (variant, &ran, NULL)) {
-      gchar *m = g_strdup_printf ("cannot tell what runs from '%s'",
-          gcv_plan_describe (sf->plan));
-      add_error (pt, *c, m);
-      g_free (m);
-      g_free (variant);
-      continue;
-    }
+    ran = gcv_plan_get_choice (sf->plan)->variant;
+    variant = gcv_variant_to_string (&ran);
     if (sweep_point_find (pt, variant)) {
       pt->n_duplicates++;
       g_free (variant);

@@ -7,7 +7,7 @@
  * gcv_plan_set_variant(). Every run submits the slot's device input in place
  * (gcv_plan_get_device_input()) to a pitched device output, between CUDA
  * events on the plan's stream, so no transfer over PCIe is timed. What ran
- * is read back from gcv_plan_describe(): the engine may run something else
+ * is read back from the plan's choice: the engine may run something else
  * than asked, and a candidate that runs what another one already ran is
  * not timed twice. */
 #ifndef BENCH_SWEEP_H
@@ -56,19 +56,9 @@ gboolean sweep_worth_timing (const GcvVariant * v, const GcvDispatchKey * key);
 gboolean sweep_family_allowed (const GcvVariant * v,
     const GcvDispatchKey * key);
 
-/* The variant a plan runs, as gcv_variant_to_string() writes it, from its
- * gcv_plan_describe() text: "tiled ty=2 unrolled (forced)" -> "tiled ty=2",
- * "tiled ty=8 adaptive (forced)" -> "tiled" (adaptive tiling picks its own
- * tile height), "fft p=7 4160x4160 (forced)" -> "fft". NULL when the text
- * names no variant. Forcing the result runs the same kernel again. */
-gchar *sweep_variant_from_description (const char *description);
-
-/* Where a description says its choice came from: the text in its first
- * parentheses ("forced", "heuristic", "table: cache", ...), or "". */
-gchar *sweep_source_from_description (const char *description);
-
 typedef struct {
-  gchar *variant;               /* what ran */
+  gchar *variant;               /* what ran (the plan's choice) */
+  gchar *source;                /* where the choice came from */
   gchar *description;           /* gcv_plan_describe() */
   double ms;                    /* the median; the probe when dropped */
   gboolean dropped;

@@ -52,9 +52,7 @@ typedef struct {
   GcvOut out;
   gfloat out_scale;
   gboolean unpack;              /* 8-bit frames go through floats */
-  GcvVariant variant;           /* what runs, its parameters settled */
-  gboolean sized;               /* tiled: the per-size kernel */
-  size_t tiled_smem;            /* tiled, generic kernel */
+  size_t tiled_smem;            /* tiled, adaptive: its shared memory */
   GcvCudaFft *fft;
   int fft_setup[6];             /* width, height, kw, kh, channels, prime */
   gfloat *fft_taps;             /* the taps whose spectrum fft holds */
@@ -387,8 +385,9 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   gsize tpx = gcv_cuda_separable_tmp_pixel (cp->pix);
   gsize tmp_pitch = round_pitch (g->width * tpx);
   /* only the two-pass separable kernels have an intermediate */
-  gsize tmp_bytes = cp->variant.family == GCV_ALGORITHM_SEPARABLE
-      && cp->variant.ty == 0 ? tmp_pitch * (g->height + f->kh - 1) : 0;
+  const GcvVariant *v = &plan->choice.variant;
+  gsize tmp_bytes = v->family == GCV_ALGORITHM_SEPARABLE && v->two_pass ?
+      tmp_pitch * (g->height + f->kh - 1) : 0;
   gsize out_pitch = round_pitch (g->width *
       gcv_format_pixel_size (g->out_format));
   gsize out_bytes = out_pitch * g->height;
@@ -471,21 +470,70 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   return c;
 }
 
-/* A family with the parameters it runs best with, as far as is known
- * without measuring. */
+/* What each family reports it can run for this filter on this device. */
 static void
-family_defaults (GcvVariant * v, GcvAlgorithm family, GcvFormat format)
+family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
 {
-  memset (v, 0, sizeof (*v));
-  v->family = family;
-  if (family == GCV_ALGORITHM_TILED)
-    v->ty = gcv_format_channels (format) == 4 ? 1 : 2;
-  else if (family == GCV_ALGORITHM_SEPARABLE)
-    v->ty = 4;
+  const GcvCudaDevice *dev = &cp->engine->props;
+
+  memset (l, 0, sizeof (*l));
+  for (gint rows = 1; rows <= 8; rows *= 2) {
+    if (gcv_cuda_tiled_width_smem (c, rows, dev) > 0)
+      l->unrolled_rows |= 1u << rows;
+    if ((rows == 4 || rows == 8) && gcv_cuda_separable_fused_bytes (c, rows,
+            dev) > 0)
+      l->fused_rows |= 1u << rows;
+  }
+  l->taps_in_memory = c->kw * c->kh > GCV_CUDA_PARAM_TAPS;
+  l->adaptive_rows = gcv_cuda_tiled_choose (c, dev, &cp->tiled_smem);
+  l->register_fits = gcv_cuda_register_supports (c);
 }
 
-/* Settles the variant: the forced one, the requested family, or the
- * dispatcher's pick; then what the device and the instances allow. */
+/* Sets up the FFT family's transforms and kernel spectrum. They stay while
+ * the frame, kernel size, channels and padding do, and the spectrum while
+ * the taps do, so a bias or border change remakes neither. Frames in
+ * flight use both: they finish before either changes. FALSE with `error`
+ * for a CUDA failure; a set-up that cannot be made (too large for the
+ * device, say) leaves cp->fft NULL and says why in `why`. */
+static gboolean
+ensure_fft (CudaPlan * cp, const GcvPlan * plan, const GcvCudaConv * c,
+    gint prime, gchar * why, gsize why_len, GError ** error)
+{
+  const GcvFilter *f = plan->filter;
+  int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
+      f->filter_alpha ? 4 : 3;
+  int setup[6] = { c->width, c->height, (int) f->kw, (int) f->kh, channels,
+    prime
+  };
+  gboolean same_setup = cp->fft
+      && memcmp (setup, cp->fft_setup, sizeof (setup)) == 0;
+
+  if (same_setup && memcmp (cp->fft_taps, f->taps,
+          sizeof (gfloat) * f->kw * f->kh) == 0)
+    return TRUE;
+  if (cp->fft && !wait_all (cp, error))
+    return FALSE;
+  g_clear_pointer (&cp->fft_taps, g_free);
+  if (!same_setup) {
+    cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
+    for (guint i = 0; i < cp->n_slots; i++)
+      streams[i] = cp->slots[i].stream;
+    g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+    cp->fft = gcv_cuda_fft_new (c->width, c->height, f->kw, f->kh, channels,
+        prime, cp->n_slots, streams, why, why_len);
+    memcpy (cp->fft_setup, setup, sizeof (setup));
+  }
+  if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
+          why, why_len))
+    g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
+  if (cp->fft)
+    cp->fft_taps = g_memdup2 (f->taps, sizeof (gfloat) * f->kw * f->kh);
+  return TRUE;
+}
+
+/* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
+ * families report, makes the FFT set-up a choice of FFT needs, and writes
+ * the description. */
 static gboolean
 choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
 {
@@ -493,148 +541,56 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   CudaEngine *e = cp->engine;
   GcvCudaConv c = conv_args (cp, plan, &cp->slots[0]);
   GcvDispatchKey key = { plan->geometry.in_format, f->kw, f->kh,
-    f->use_separable, plan->geometry.width, plan->geometry.height
+    f->use_separable, plan->geometry.width, plan->geometry.height, FALSE
   };
-  GcvVariant *v = &cp->variant;
-  GcvDispatchKey lookup = key;
-  const gchar *source = "heuristic", *note = "";
-  gchar *name, *params, *table_source = NULL;
+  GcvFamilyLimits limits;
+  GcvVariant forced;
+  GcvChoice *choice = &plan->choice;
+  const GcvVariant *v = &choice->variant;
+  gchar *source, *params, *name;
   char fft_error[256] = "";
 
-  if (plan->forced_variant) {
-    if (!gcv_variant_parse (plan->forced_variant, v, error))
-      return FALSE;     /* checked when it was set: cannot happen */
-    source = "forced";
-  } else {
-    /* tables are measured for GRAY32F and RGBA: the other RGBA-family
-     * formats are the same work, and GRAY8 the nearest to GRAY32F */
-    lookup.format = gcv_format_channels (key.format) == 4 ? GCV_FORMAT_RGBA :
-        GCV_FORMAT_GRAY32F;
-    const GcvTuningRow *row = gcv_tuning_table_lookup (e->table, &lookup);
-    key.unrolled = gcv_cuda_tiled_width_smem (&c, 2, &e->props) > 0;
-    /* A nearby row's unrolled tiled kernel may not exist for this width
-     * (even widths, say): its adaptive stand-in is slower than what the
-     * heuristic picks with that in mind. */
-    /* (and with separable=auto, rank-1 kernels take a separable variant,
-     * SPEC section 4: rows from a table that holds other choices for them
-     * defer to the heuristic too) */
-    if (row && !(row->variant.family == GCV_ALGORITHM_TILED
-            && row->variant.ty && !key.unrolled)
-        && !(f->use_separable
-            && row->variant.family != GCV_ALGORITHM_SEPARABLE)) {
-      *v = row->variant;
-      source = table_source = g_strdup_printf ("table: %s", e->table_source);
-    } else {
-      gcv_dispatch_heuristic (&key, &e->info, v);
-    }
-    if (plan->requested != GCV_ALGORITHM_AUTO
-        && plan->requested != v->family) {
-      family_defaults (v, plan->requested, key.format);
-      source = "requested";
-    }
-  }
-
-  if (v->family == GCV_ALGORITHM_SEPARABLE && !f->rank1) {
-    note = " (kernel not rank 1)";
-    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
-  }
-  if (v->family == GCV_ALGORITHM_REGISTER) {
-    if (!gcv_cuda_register_supports (&c)) {
-      note = " (register cannot run this size)";
-      family_defaults (v, GCV_ALGORITHM_TILED, key.format);
-    } else {
-      v->p = v->p == 4 ? 4 : 8;
-      v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
-    }
-  }
-  if (v->family == GCV_ALGORITHM_SEPARABLE && v->ty) {
-    /* fused as asked, else fused 4 rows a thread, else two passes */
-    v->ty = v->ty == 8 ? 8 : 4;
-    if (!gcv_cuda_separable_fused_bytes (&c, v->ty, &e->props))
-      v->ty = v->ty == 8 && gcv_cuda_separable_fused_bytes (&c, 4,
-          &e->props) ? 4 : 0;
-  }
-  /* fft: the transforms stay while the frame, kernel size, channels and
-   * padding do, and the kernel's spectrum while the taps do, so a bias or
-   * border change remakes neither. Frames in flight use both: they finish
-   * before either changes. A transform that cannot be set up (too large for
-   * the device, say) leaves the direct families, not a failed plan. */
+  if (plan->forced_variant
+      && !gcv_variant_parse (plan->forced_variant, &forced, error))
+    return FALSE;       /* checked when it was set: cannot happen */
+  family_limits (cp, &c, &limits);
+  gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
+      plan->forced_variant ? &forced : NULL, f->rank1, choice);
   if (v->family == GCV_ALGORITHM_FFT) {
-    int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
-        f->filter_alpha ? 4 : 3;
-    if (v->p != 2 && v->p != 3 && v->p != 5)
-      v->p = 7;
-    int setup[6] = { c.width, c.height, (int) f->kw, (int) f->kh, channels,
-      v->p
-    };
-    gboolean same_setup = cp->fft
-        && memcmp (setup, cp->fft_setup, sizeof (setup)) == 0;
-    if (!same_setup || memcmp (cp->fft_taps, f->taps,
-            sizeof (gfloat) * f->kw * f->kh) != 0) {
-      if (cp->fft && !wait_all (cp, error))
-        return FALSE;
-      g_clear_pointer (&cp->fft_taps, g_free);
-      if (!same_setup) {
-        cudaStream_t *streams = g_newa (cudaStream_t, cp->n_slots);
-        for (guint i = 0; i < cp->n_slots; i++)
-          streams[i] = cp->slots[i].stream;
-        g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
-        cp->fft = gcv_cuda_fft_new (c.width, c.height, f->kw, f->kh,
-            channels, v->p, cp->n_slots, streams, fft_error,
-            sizeof (fft_error));
-        memcpy (cp->fft_setup, setup, sizeof (setup));
-      }
-      if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw,
-              f->kh, fft_error, sizeof (fft_error)))
-        g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
-      if (cp->fft)
-        cp->fft_taps = g_memdup2 (f->taps, sizeof (gfloat) * f->kw * f->kh);
-    }
-    if (!cp->fft) {
-      note = " (fft could not be set up)";
-      family_defaults (v, GCV_ALGORITHM_TILED, key.format);
-    }
-  } else if (cp->fft) {
+    if (!ensure_fft (cp, plan, &c, v->fft_prime, fft_error,
+            sizeof (fft_error), error))
+      return FALSE;
+    if (!cp->fft)
+      gcv_dispatch_fall_back (choice, GCV_FALLBACK_FFT_SETUP, &key, &limits);
+  }
+  if (v->family != GCV_ALGORITHM_FFT && cp->fft) {
     if (!wait_all (cp, error))
       return FALSE;
     g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
     g_clear_pointer (&cp->fft_taps, g_free);
   }
 
-  /* tiled: ty=N asks for the kernel unrolled for this width (when it has
-   * an instance that fits), plain "tiled" for adaptive tiling */
-  cp->sized = FALSE;
-  if (v->family == GCV_ALGORITHM_TILED) {
-    if (v->ty == 1 || v->ty == 2 || v->ty == 4 || v->ty == 8) {
-      cp->sized = gcv_cuda_tiled_width_smem (&c, v->ty, &e->props) > 0;
-      if (cp->sized && f->kw * f->kh > GCV_CUDA_PARAM_TAPS)
-        v->ty = 2;              /* the one instance with taps in memory */
-    }
-    if (!cp->sized) {
-      v->ty = gcv_cuda_tiled_choose (&c, &e->props, &cp->tiled_smem);
-      if (v->ty == 0) {
-        note = " (tile too large for shared memory)";
-        v->family = GCV_ALGORITHM_DIRECT;
-      }
-    }
-  }
-
   name = gcv_variant_to_string (v);
-  if (v->family == GCV_ALGORITHM_TILED)
-    params = g_strdup_printf ("ty=%d %s", v->ty, cp->sized ? "unrolled" :
-        "adaptive");
-  else if (v->family == GCV_ALGORITHM_FFT) {
+  if (v->family == GCV_ALGORITHM_TILED) {
+    params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
+        "unrolled");
+  } else if (v->family == GCV_ALGORITHM_FFT) {
     int nx, ny;
     gcv_cuda_fft_size (cp->fft, &nx, &ny);
-    params = g_strdup_printf ("p=%d %dx%d", v->p, nx, ny);
+    params = g_strdup_printf ("p=%d %dx%d", v->fft_prime, nx, ny);
   } else {
     params = g_strdup (strchr (name, ' ') ? strchr (name, ' ') + 1 : "");
   }
-  gcv_plan_set_description (plan, v->family, "%s%s(%s)%s%s%s", params,
-      *params ? " " : "", source, note, *fft_error ? ": " : "", fft_error);
+  source = choice->source == GCV_SOURCE_TABLE ?
+      g_strdup_printf ("table: %s", e->table_source) :
+      g_strdup (gcv_choice_source_nick (choice->source));
+  gcv_plan_set_description (plan, v->family, "%s%s(%s)%s%s%s%s%s", params,
+      *params ? " " : "", source, choice->fallback ? " (" : "",
+      gcv_fallback_reason (choice->fallback), choice->fallback ? ")" : "",
+      *fft_error ? ": " : "", fft_error);
+  g_free (source);
   g_free (params);
   g_free (name);
-  g_free (table_source);
   return TRUE;
 }
 
@@ -785,6 +741,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
     GError ** error)
 {
   const GcvFilter *f = plan->filter;
+  const GcvVariant *v = &plan->choice.variant;
   Slot *s = &cp->slots[slot];
   GcvCudaConv c = conv_args (cp, plan, s);
 
@@ -804,19 +761,18 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
               c.width, c.height, f->kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
-  switch (cp->variant.family) {
+  switch (v->family) {
     case GCV_ALGORITHM_TILED:
-      if (cp->sized)
-        return CHECK (gcv_cuda_tiled_width (&c, cp->variant.ty), OP_LAUNCH);
-      return CHECK (gcv_cuda_tiled (&c, cp->variant.ty, cp->tiled_smem),
-          OP_LAUNCH);
+      if (!v->adaptive)
+        return CHECK (gcv_cuda_tiled_width (&c, v->rows), OP_LAUNCH);
+      return CHECK (gcv_cuda_tiled (&c, v->rows, cp->tiled_smem), OP_LAUNCH);
     case GCV_ALGORITHM_REGISTER:
-      return CHECK (gcv_cuda_register (&c, cp->variant.p, cp->variant.block),
+      return CHECK (gcv_cuda_register (&c, v->lane_outputs, v->block),
           OP_LAUNCH);
     case GCV_ALGORITHM_SEPARABLE:
-      if (cp->variant.ty)
+      if (!v->two_pass)
         return CHECK (gcv_cuda_separable_fused (&c, f->row, f->column,
-                cp->variant.ty), OP_LAUNCH);
+                v->rows), OP_LAUNCH);
       return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
               cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
     case GCV_ALGORITHM_FFT:{

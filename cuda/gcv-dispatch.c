@@ -1,6 +1,7 @@
 /* The dispatcher's variants and its analytic heuristic. */
 #include "gcv-dispatch.h"
 #include "gcv-private.h"
+#include "gcv-tuning.h"
 
 #include <math.h>
 #include <string.h>
@@ -9,18 +10,18 @@ gchar *
 gcv_variant_to_string (const GcvVariant * v)
 {
   switch (v->family) {
-    case GCV_ALGORITHM_TILED:    /* no ty: adaptive tiling */
-      return v->ty ? g_strdup_printf ("tiled ty=%d", v->ty) :
-          g_strdup ("tiled");
+    case GCV_ALGORITHM_TILED:
+      return v->adaptive || !v->rows ? g_strdup ("tiled") :
+          g_strdup_printf ("tiled ty=%d", v->rows);
     case GCV_ALGORITHM_REGISTER:
-      return g_strdup_printf ("register p=%d block=%d", v->p ? v->p : 8,
-          v->block ? v->block : 128);
+      return g_strdup_printf ("register p=%d block=%d",
+          v->lane_outputs ? v->lane_outputs : 8, v->block ? v->block : 128);
     case GCV_ALGORITHM_SEPARABLE:
-      return v->ty ? g_strdup_printf ("separable fused ty=%d", v->ty) :
-          g_strdup ("separable two-pass");
-    case GCV_ALGORITHM_FFT:      /* p: the largest prime in the sizes */
-      return v->p && v->p != 7 ? g_strdup_printf ("fft p=%d", v->p) :
-          g_strdup ("fft");
+      return v->two_pass ? g_strdup ("separable two-pass") :
+          g_strdup_printf ("separable fused ty=%d", v->rows ? v->rows : 4);
+    case GCV_ALGORITHM_FFT:
+      return v->fft_prime && v->fft_prime != 7 ?
+          g_strdup_printf ("fft p=%d", v->fft_prime) : g_strdup ("fft");
     default:
       return g_strdup (gcv_algorithm_nick (v->family));
   }
@@ -50,11 +51,14 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
         goto out;
       }
       if (v->family == GCV_ALGORITHM_SEPARABLE)
-        v->ty = 4;
+        v->rows = 4;
+      /* plain "tiled": adaptive tiling, unless a ty= follows */
+      v->adaptive = v->family == GCV_ALGORITHM_TILED;
       continue;
     }
     if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "two-pass") == 0) {
-      v->ty = 0;
+      v->rows = 0;
+      v->two_pass = TRUE;
       continue;
     }
     if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "fused") == 0)
@@ -67,11 +71,14 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
       if (eq) {
         *eq = '\0';
         if (strcmp (*w, "ty") == 0 && (v->family == GCV_ALGORITHM_TILED
-                || v->family == GCV_ALGORITHM_SEPARABLE))
-          field = &v->ty;
-        else if (strcmp (*w, "p") == 0 && (v->family == GCV_ALGORITHM_REGISTER
-                || v->family == GCV_ALGORITHM_FFT))
-          field = &v->p;
+                || (v->family == GCV_ALGORITHM_SEPARABLE && !v->two_pass))) {
+          field = &v->rows;
+          v->adaptive = FALSE;
+        } else if (strcmp (*w, "p") == 0
+            && v->family == GCV_ALGORITHM_REGISTER)
+          field = &v->lane_outputs;
+        else if (strcmp (*w, "p") == 0 && v->family == GCV_ALGORITHM_FFT)
+          field = &v->fft_prime;
         else if (strcmp (*w, "block") == 0
             && v->family == GCV_ALGORITHM_REGISTER)
           field = &v->block;
@@ -136,24 +143,167 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
   memset (v, 0, sizeof (*v));
   if (key->separable) {
     v->family = GCV_ALGORITHM_SEPARABLE;
-    v->ty = 4;                  /* fused where an instance fits */
+    v->rows = 4;                /* fused where an instance fits */
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
     /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_ALGORITHM_FFT;
-    v->p = 5;
+    v->fft_prime = 5;
   } else if (!key->unrolled && gcv_format_channels (key->format) == 4
       && key->kw * key->kh <= 16) {
     /* small RGBA-family kernels of widths with no unrolled tiled kernel
      * (2x7, 4x4): the register cache beat adaptive tiling there on H100 and
      * H200; from 6x6 on it lost */
     v->family = GCV_ALGORITHM_REGISTER;
-    v->p = 8;
+    v->lane_outputs = 8;
     v->block = 128;
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling
      * rule picks the tile height at plan time */
     v->family = GCV_ALGORITHM_TILED;
-    v->ty = gcv_format_channels (key->format) == 4 ? 1 : 2;
+    v->rows = gcv_format_channels (key->format) == 4 ? 1 : 2;
   }
+}
+
+/* --- the choice ----------------------------------------------------------- */
+
+/* A family with the parameters it runs best with, as far as is known
+ * without measuring. */
+static void
+family_defaults (GcvVariant * v, GcvAlgorithm family, GcvFormat format)
+{
+  memset (v, 0, sizeof (*v));
+  v->family = family;
+  if (family == GCV_ALGORITHM_TILED)
+    v->rows = gcv_format_channels (format) == 4 ? 1 : 2;
+  else if (family == GCV_ALGORITHM_SEPARABLE)
+    v->rows = 4;
+}
+
+static gboolean
+has_rows (guint mask, gint rows)
+{
+  return rows > 0 && rows < 32 && (mask & (1u << rows));
+}
+
+/* Settles what the limits decide: register's parameters, fused separable's
+ * rows (as asked, else 4, else two passes), and tiled's kernel (unrolled
+ * for the width where asked and it fits, else adaptive, else direct). */
+static void
+settle (GcvChoice * c, const GcvFamilyLimits * limits)
+{
+  GcvVariant *v = &c->variant;
+
+  if (v->family == GCV_ALGORITHM_REGISTER) {
+    v->lane_outputs = v->lane_outputs == 4 ? 4 : 8;
+    v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
+  }
+  if (v->family == GCV_ALGORITHM_SEPARABLE) {
+    v->adaptive = FALSE;
+    if (!v->two_pass) {
+      v->rows = v->rows == 8 ? 8 : 4;
+      if (!has_rows (limits->fused_rows, v->rows))
+        v->rows = v->rows == 8 && has_rows (limits->fused_rows, 4) ? 4 : 0;
+      v->two_pass = v->rows == 0;
+    }
+  }
+  if (v->family == GCV_ALGORITHM_FFT && v->fft_prime != 2
+      && v->fft_prime != 3 && v->fft_prime != 5)
+    v->fft_prime = 7;
+  if (v->family == GCV_ALGORITHM_TILED) {
+    /* kernels too large for the constant bank have one unrolled instance,
+     * with taps in memory: rows=2 */
+    gint unrolled = limits->taps_in_memory ? 2 : v->rows;
+    if (!v->adaptive && v->rows && has_rows (limits->unrolled_rows, unrolled)) {
+      v->rows = unrolled;
+    } else if (limits->adaptive_rows > 0) {
+      v->adaptive = TRUE;
+      v->rows = limits->adaptive_rows;
+    } else {
+      memset (v, 0, sizeof (*v));
+      v->family = GCV_ALGORITHM_DIRECT;
+      c->fallback = GCV_FALLBACK_TILE_TOO_LARGE;
+    }
+  }
+}
+
+void
+gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
+    const GcvFamilyLimits * limits, const GcvTuningTable * table,
+    GcvAlgorithm requested, const GcvVariant * forced, gboolean rank1,
+    GcvChoice * c)
+{
+  GcvDispatchKey key = *key_in, lookup;
+  GcvVariant *v = &c->variant;
+  const GcvTuningRow *row;
+
+  memset (c, 0, sizeof (*c));
+  key.unrolled = has_rows (limits->unrolled_rows, 2);
+  if (forced) {
+    *v = *forced;
+    c->source = GCV_SOURCE_FORCED;
+  } else {
+    /* tables are measured for GRAY32F and RGBA: the other RGBA-family
+     * formats are the same work, and GRAY8 the nearest to GRAY32F */
+    lookup = key;
+    lookup.format = gcv_format_channels (key.format) == 4 ? GCV_FORMAT_RGBA :
+        GCV_FORMAT_GRAY32F;
+    row = table ? gcv_tuning_table_lookup (table, &lookup) : NULL;
+    /* A nearby row's unrolled tiled kernel may not exist for this width
+     * (even widths, say): its adaptive stand-in is slower than what the
+     * heuristic picks with that in mind. With separable=auto, rank-1
+     * kernels take a separable variant (docs/properties.md): rows that
+     * hold another choice for them defer to the heuristic too. */
+    if (row && !(row->variant.family == GCV_ALGORITHM_TILED
+            && !row->variant.adaptive && !key.unrolled)
+        && !(key.separable
+            && row->variant.family != GCV_ALGORITHM_SEPARABLE)) {
+      *v = row->variant;
+      c->source = GCV_SOURCE_TABLE;
+    } else {
+      gcv_dispatch_heuristic (&key, dev, v);
+      c->source = GCV_SOURCE_HEURISTIC;
+    }
+    if (requested != GCV_ALGORITHM_AUTO && requested != v->family) {
+      family_defaults (v, requested, key.format);
+      c->source = GCV_SOURCE_REQUESTED;
+    }
+  }
+  if (v->family == GCV_ALGORITHM_SEPARABLE && !rank1) {
+    c->fallback = GCV_FALLBACK_NOT_RANK1;
+    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
+  }
+  if (v->family == GCV_ALGORITHM_REGISTER && !limits->register_fits) {
+    c->fallback = GCV_FALLBACK_REGISTER_SIZE;
+    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
+  }
+  settle (c, limits);
+}
+
+void
+gcv_dispatch_fall_back (GcvChoice * c, GcvFallback why,
+    const GcvDispatchKey * key, const GcvFamilyLimits * limits)
+{
+  c->fallback = why;
+  family_defaults (&c->variant, GCV_ALGORITHM_TILED, key->format);
+  settle (c, limits);
+}
+
+const gchar *
+gcv_choice_source_nick (GcvChoiceSource source)
+{
+  static const gchar *const nicks[] = { "heuristic", "table", "requested",
+    "forced"
+  };
+  return source < G_N_ELEMENTS (nicks) ? nicks[source] : "?";
+}
+
+const gchar *
+gcv_fallback_reason (GcvFallback fallback)
+{
+  static const gchar *const reasons[] = { "", "kernel not rank 1",
+    "register cannot run this size", "fft could not be set up",
+    "tile too large for shared memory"
+  };
+  return fallback < G_N_ELEMENTS (reasons) ? reasons[fallback] : "?";
 }

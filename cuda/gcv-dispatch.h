@@ -8,14 +8,23 @@
 
 G_BEGIN_DECLS
 
-/* A family with its parameters; 0 means "the family's own choice". */
+/* A family with its parameters, one meaning to each field; 0 leaves the
+ * value to the family. As text (tuning tables, gcv_plan_set_variant()):
+ * "tiled ty=2", "tiled" (adaptive), "register p=8 block=128",
+ * "separable fused ty=4", "separable two-pass", "fft p=5", "direct". */
 typedef struct {
   GcvAlgorithm family;
-  gint ty;                      /* tiled, separable: outputs down per thread;
-                                 * separable: 0 = two passes */
-  gint p;                       /* register: outputs per lane; fft: the
-                                 * largest prime factor of the sizes */
+  gint rows;                    /* tiled, fused separable: outputs down per
+                                 * thread */
+  gboolean adaptive;            /* tiled: the generic kernel, its tile height
+                                 * chosen for the device (else the kernel
+                                 * unrolled for the width) */
+  gboolean two_pass;            /* separable: a row pass, then a column pass
+                                 * (else one fused kernel) */
+  gint lane_outputs;            /* register: outputs per lane */
   gint block;                   /* register: threads per block */
+  gint fft_prime;               /* fft: the largest prime factor of the
+                                 * transform sizes */
 } GcvVariant;
 
 /* What a choice depends on. */
@@ -37,6 +46,60 @@ typedef struct {
   gdouble fma_per_s;            /* FP32 FMA rate, estimated from clocks */
   gdouble bytes_per_s;          /* device memory bandwidth, estimated */
 } GcvDeviceInfo;
+
+/* What the kernel families can run for one filter and frame on one device,
+ * as each family reports it (filled by the CUDA backend from the .cu
+ * files; plain data, so the choice is tested without a GPU). Row counts
+ * are bit masks: bit r set when r rows per thread fit. */
+typedef struct {
+  guint unrolled_rows;          /* tiled, unrolled for this kernel width */
+  gboolean taps_in_memory;      /* too many taps for the constant bank: the
+                                 * unrolled tiled kernel has rows=2 only */
+  gint adaptive_rows;           /* what adaptive tiling takes; 0: no tile
+                                 * fits shared memory */
+  gboolean register_fits;       /* the register cache has an instance */
+  guint fused_rows;             /* fused separable */
+} GcvFamilyLimits;
+
+/* Where a choice came from. */
+typedef enum {
+  GCV_SOURCE_HEURISTIC,
+  GCV_SOURCE_TABLE,
+  GCV_SOURCE_REQUESTED,         /* the algorithm property */
+  GCV_SOURCE_FORCED,            /* gcv_plan_set_variant() */
+} GcvChoiceSource;
+
+/* Why the family asked for does not run. */
+typedef enum {
+  GCV_FALLBACK_NONE,
+  GCV_FALLBACK_NOT_RANK1,       /* separable, kernel not rank 1: tiled */
+  GCV_FALLBACK_REGISTER_SIZE,   /* no register instance: tiled */
+  GCV_FALLBACK_FFT_SETUP,       /* the transforms could not be made: tiled */
+  GCV_FALLBACK_TILE_TOO_LARGE,  /* no tile fits shared memory: direct */
+} GcvFallback;
+
+typedef struct {
+  GcvVariant variant;           /* settled: every parameter what runs */
+  GcvChoiceSource source;
+  GcvFallback fallback;
+} GcvChoice;
+
+typedef struct _GcvTuningTable GcvTuningTable;
+
+/* The one place a family is chosen: the forced variant, else the table's
+ * row for the key (where its choice can run, and is separable for kernels
+ * that take the separable path), else the heuristic; then the requested
+ * family where it differs; then what `limits` allow. */
+void gcv_dispatch_choose (const GcvDispatchKey * key,
+    const GcvDeviceInfo * dev, const GcvFamilyLimits * limits,
+    const GcvTuningTable * table, GcvAlgorithm requested,
+    const GcvVariant * forced, gboolean rank1, GcvChoice * choice);
+/* The chosen family cannot run after all (`why`): tiled, settled. */
+void gcv_dispatch_fall_back (GcvChoice * choice, GcvFallback why,
+    const GcvDispatchKey * key, const GcvFamilyLimits * limits);
+const gchar *gcv_choice_source_nick (GcvChoiceSource source);
+/* "" for GCV_FALLBACK_NONE */
+const gchar *gcv_fallback_reason (GcvFallback fallback);
 
 gchar *gcv_variant_to_string (const GcvVariant * v);
 gboolean gcv_variant_parse (const gchar * text, GcvVariant * v,

@@ -106,6 +106,7 @@ gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
   va_end (args);
   g_free (plan->description);
   plan->algorithm = algorithm;
+  plan->choice.variant.family = algorithm;
   plan->description = g_strdup_printf ("%s%s%s", gcv_algorithm_nick (algorithm),
       *params ? " " : "", params);
   g_free (params);
@@ -265,6 +266,12 @@ GcvAlgorithm
 gcv_plan_get_algorithm (GcvPlan * plan)
 {
   return plan->algorithm;
+}
+
+const GcvChoice *
+gcv_plan_get_choice (GcvPlan * plan)
+{
+  return &plan->choice;
 }
 
 const gchar *

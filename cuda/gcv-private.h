@@ -3,6 +3,7 @@
 #define GCV_PRIVATE_H
 
 #include "gcv.h"
+#include "gcv-dispatch.h"
 
 G_BEGIN_DECLS
 
@@ -56,6 +57,7 @@ struct _GcvPlan {
   GcvFilter *filter;
   GcvAlgorithm requested;       /* what the caller asked for */
   GcvAlgorithm algorithm;       /* the family the backend chose */
+  GcvChoice choice;             /* the CUDA dispatcher's, with parameters */
   gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
   gchar *description;           /* family and parameters, for reporting */
   guint n_slots;
@@ -64,6 +66,9 @@ struct _GcvPlan {
 
 void gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+/* What runs: the family and its parameters (on the CPU backend, the family
+ * alone), and where the choice came from. */
+const GcvChoice *gcv_plan_get_choice (GcvPlan * plan);
 
 /* Channels of a pixel that are filtered (the rest are copied from input). */
 static inline guint

@@ -20,11 +20,11 @@ typedef struct {
   GcvVariant variant;
 } GcvTuningRow;
 
-typedef struct {
+struct _GcvTuningTable {
   gchar *gpu;                   /* the device it was measured on */
   gchar *arch;                  /* "sm_90" */
   GArray *rows;                 /* GcvTuningRow */
-} GcvTuningTable;
+};
 
 GcvTuningTable *gcv_tuning_table_new (const gchar * gpu, const gchar * arch);
 GcvTuningTable *gcv_tuning_table_parse (const gchar * text, gsize len,

@@ -302,9 +302,12 @@ assert_tables_equal (const GcvTuningTable * a, const GcvTuningTable * b)
     /* written with 4 decimals */
     g_assert_cmpfloat_with_epsilon (x->ms, y->ms, 0.5e-4);
     g_assert_cmpint (x->variant.family, ==, y->variant.family);
-    g_assert_cmpint (x->variant.ty, ==, y->variant.ty);
-    g_assert_cmpint (x->variant.p, ==, y->variant.p);
+    g_assert_cmpint (x->variant.rows, ==, y->variant.rows);
+    g_assert_cmpint (!!x->variant.adaptive, ==, !!y->variant.adaptive);
+    g_assert_cmpint (!!x->variant.two_pass, ==, !!y->variant.two_pass);
+    g_assert_cmpint (x->variant.lane_outputs, ==, y->variant.lane_outputs);
     g_assert_cmpint (x->variant.block, ==, y->variant.block);
+    g_assert_cmpint (x->variant.fft_prime, ==, y->variant.fft_prime);
   }
 }
 
@@ -774,6 +777,136 @@ test_heuristic_formula (void)
   g_assert_cmpuint (n_tiled, >, 0);
 }
 
+/* --- the choice ----------------------------------------------------------- */
+
+/* Limits where every family runs with every row count. */
+static void
+all_fit (GcvFamilyLimits * l)
+{
+  memset (l, 0, sizeof (*l));
+  l->unrolled_rows = l->fused_rows = (1u << 1) | (1u << 2) | (1u << 4)
+      | (1u << 8);
+  l->adaptive_rows = 4;
+  l->register_fits = TRUE;
+}
+
+/* Chooses, and returns what runs as text. */
+static gchar *
+choose (const GcvDispatchKey * key, const GcvFamilyLimits * l,
+    const GcvTuningTable * table, GcvAlgorithm requested,
+    const gchar * forced, gboolean rank1, GcvChoice * c)
+{
+  GcvDeviceInfo dev;
+  GcvVariant f;
+
+  device (&dev);
+  if (forced)
+    g_assert_true (gcv_variant_parse (forced, &f, NULL));
+  gcv_dispatch_choose (key, &dev, l, table, requested, forced ? &f : NULL,
+      rank1, c);
+  return gcv_variant_to_string (&c->variant);
+}
+
+static void
+assert_choice (const GcvDispatchKey * key, const GcvFamilyLimits * l,
+    const GcvTuningTable * table, GcvAlgorithm requested,
+    const gchar * forced, gboolean rank1, const gchar * want,
+    GcvChoiceSource source, GcvFallback fallback)
+{
+  GcvChoice c;
+  gchar *got = choose (key, l, table, requested, forced, rank1, &c);
+
+  g_assert_cmpstr (got, ==, want);
+  g_assert_cmpint (c.source, ==, source);
+  g_assert_cmpint (c.fallback, ==, fallback);
+  g_free (got);
+}
+
+static void
+test_choice (void)
+{
+  GcvDispatchKey small = { GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0 };
+  GcvDispatchKey sep = { GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0 };
+  GcvFamilyLimits l;
+  GcvTuningTable *t = gcv_tuning_table_new ("test GPU", "sm_90");
+  GcvChoice c;
+
+  all_fit (&l);
+  /* the heuristic: unrolled tiled for a small 2D kernel, fused separable
+   * for a rank-1 one */
+  assert_choice (&small, &l, NULL, GCV_ALGORITHM_AUTO, NULL, FALSE,
+      "tiled ty=2", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, NULL, TRUE,
+      "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  /* a table row, where it can run */
+  add_row (t, GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0.1,
+      "register p=4 block=64");
+  assert_choice (&small, &l, t, GCV_ALGORITHM_AUTO, NULL, FALSE,
+      "register p=4 block=64", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
+  /* a row of a 2D family does not serve a kernel taking the separable
+   * path, nor an unrolled tiled row a width with no unrolled kernel */
+  add_row (t, GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0.1, "tiled ty=4");
+  assert_choice (&sep, &l, t, GCV_ALGORITHM_AUTO, NULL, TRUE,
+      "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  /* the requested family over the table */
+  assert_choice (&small, &l, t, GCV_ALGORITHM_DIRECT, NULL, FALSE, "direct",
+      GCV_SOURCE_REQUESTED, GCV_FALLBACK_NONE);
+  /* forced over everything */
+  assert_choice (&small, &l, t, GCV_ALGORITHM_DIRECT, "tiled ty=8", FALSE,
+      "tiled ty=8", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+
+  /* fallbacks: separable for a kernel that is not rank 1, register where
+   * it has no instance; both to tiled */
+  assert_choice (&small, &l, NULL, GCV_ALGORITHM_SEPARABLE, NULL, FALSE,
+      "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_NOT_RANK1);
+  l.register_fits = FALSE;
+  assert_choice (&small, &l, NULL, GCV_ALGORITHM_REGISTER, NULL, FALSE,
+      "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_REGISTER_SIZE);
+
+  /* tiled: an unrolled row count that does not fit goes adaptive, with
+   * the rows adaptive tiling takes; no tile at all goes direct */
+  all_fit (&l);
+  l.unrolled_rows = 1u << 1;
+  choose (&small, &l, NULL, GCV_ALGORITHM_TILED, NULL, FALSE, &c);
+  g_assert_true (c.variant.adaptive);
+  g_assert_cmpint (c.variant.rows, ==, 4);
+  l.adaptive_rows = 0;
+  l.unrolled_rows = 0;
+  assert_choice (&small, &l, NULL, GCV_ALGORITHM_TILED, NULL, FALSE,
+      "direct", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_TILE_TOO_LARGE);
+  /* too many taps for the constant bank: the one unrolled instance */
+  all_fit (&l);
+  l.taps_in_memory = TRUE;
+  assert_choice (&small, &l, NULL, GCV_ALGORITHM_AUTO, "tiled ty=8", FALSE,
+      "tiled ty=2", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+
+  /* fused separable: 8 rows as asked where they fit, else 4, else two
+   * passes */
+  all_fit (&l);
+  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, "separable fused ty=8",
+      TRUE, "separable fused ty=8", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  l.fused_rows = 1u << 4;
+  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, "separable fused ty=8",
+      TRUE, "separable fused ty=4", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  l.fused_rows = 0;
+  choose (&sep, &l, NULL, GCV_ALGORITHM_AUTO, NULL, TRUE, &c);
+  g_assert_true (c.variant.two_pass);
+  g_assert_cmpint (c.variant.rows, ==, 0);
+
+  /* an FFT set-up that failed falls back to tiled, settled */
+  all_fit (&l);
+  choose (&small, &l, NULL, GCV_ALGORITHM_FFT, NULL, FALSE, &c);
+  g_assert_cmpint (c.variant.family, ==, GCV_ALGORITHM_FFT);
+  g_assert_cmpint (c.variant.fft_prime, ==, 7);
+  gcv_dispatch_fall_back (&c, GCV_FALLBACK_FFT_SETUP, &small, &l);
+  g_assert_cmpint (c.variant.family, ==, GCV_ALGORITHM_TILED);
+  g_assert_cmpint (c.variant.rows, ==, 2);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FFT_SETUP);
+  g_assert_cmpstr (gcv_fallback_reason (c.fallback), ==,
+      "fft could not be set up");
+  gcv_tuning_table_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -795,5 +928,6 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/table/find", test_find);
   g_test_add_func ("/dispatch/heuristic/cases", test_heuristic_cases);
   g_test_add_func ("/dispatch/heuristic/formula", test_heuristic_formula);
+  g_test_add_func ("/dispatch/choice", test_choice);
   return g_test_run ();
 }
