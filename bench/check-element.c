@@ -130,8 +130,7 @@ run_engine (GcvEngine * engine, GcvFormat format, const GcvFilter * filter,
           CHECK_HEIGHT, stream));
   BENCH_CUDA (cudaStreamSynchronize (stream));
   dst.on_device = TRUE;
-  ok = gcv_plan_submit (plan, 0, &src, &dst, error)
-      && gcv_plan_wait (plan, 0, error);
+  ok = gcv_plan_run (plan, &src, &dst, error);
   if (ok) {
     BENCH_CUDA (cudaMemcpy2D (out, row, dst.data, dst.stride, row,
             CHECK_HEIGHT, cudaMemcpyDeviceToHost));

@@ -148,6 +148,7 @@ check_output (Frame * fr, const Config * c, BenchRow * row, double tol,
 typedef struct {
   GcvPlan *plan;
   GcvImage src, dst;
+  GcvTicket ticket;             /* of the frame submitted last */
 } EngineJob;
 
 static void
@@ -155,7 +156,7 @@ engine_submit (gpointer user)
 {
   EngineJob *j = user;
   GError *error = NULL;
-  if (!gcv_plan_submit (j->plan, 0, &j->src, &j->dst, &error))
+  if (!gcv_plan_submit (j->plan, &j->src, &j->dst, &j->ticket, &error))
     bench_die ("gcv_plan_submit failed: %s", error->message);
 }
 
@@ -164,7 +165,7 @@ engine_wait (gpointer user)
 {
   EngineJob *j = user;
   GError *error = NULL;
-  if (!gcv_plan_wait (j->plan, 0, &error))
+  if (!gcv_plan_wait (j->plan, j->ticket, &error))
     bench_die ("gcv_plan_wait failed: %s", error->message);
 }
 
@@ -215,8 +216,7 @@ run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
   poison (fr, stream);
 
   /* an untimed first frame: a failure here is reported, not fatal */
-  if (!gcv_plan_submit (j.plan, 0, &j.src, &j.dst, &error)
-      || !gcv_plan_wait (j.plan, 0, &error)) {
+  if (!gcv_plan_run (j.plan, &j.src, &j.dst, &error)) {
     row.check = "error";
     g_string_append_printf (fr->note, "%s%s", fr->note->len ? "; " : "",
         error->message);

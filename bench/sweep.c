@@ -154,6 +154,7 @@ struct _SweepFrame {
   size_t out_pitch;
   GcvDispatchKey key;           /* of the filter set last */
   GcvImage src, dst;            /* of the run being timed */
+  GcvTicket ticket;             /* of the run submitted last */
   GError *run_error;            /* the first failed run of a timing */
 };
 
@@ -274,7 +275,8 @@ run_submit (gpointer user)
 {
   SweepFrame *sf = user;
   if (!sf->run_error)
-    gcv_plan_submit (sf->plan, 0, &sf->src, &sf->dst, &sf->run_error);
+    gcv_plan_submit (sf->plan, &sf->src, &sf->dst, &sf->ticket,
+        &sf->run_error);
 }
 
 static void
@@ -282,7 +284,7 @@ run_wait (gpointer user)
 {
   SweepFrame *sf = user;
   if (!sf->run_error)
-    gcv_plan_wait (sf->plan, 0, &sf->run_error);
+    gcv_plan_wait (sf->plan, sf->ticket, &sf->run_error);
 }
 
 static gboolean

@@ -136,9 +136,18 @@ check_geometry (const GcvGeometry * g, GError ** error)
   return TRUE;
 }
 
+guint
+gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted)
+{
+  /* the CPU backend has finished a frame when its submit returns */
+  return engine->backend == &gcv_cpu_backend ? 1 : MAX (wanted, 1);
+}
+
 static void
 plan_free_fields (GcvPlan * plan)
 {
+  g_free (plan->slot_ticket);
+  g_free (plan->slot_busy);
   g_free (plan->forced_variant);
   gcv_filter_free (plan->filter);
   g_free (plan->description);
@@ -147,7 +156,7 @@ plan_free_fields (GcvPlan * plan)
 
 GcvPlan *
 gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
-    const GcvFilter * filter, GcvAlgorithm algorithm, guint n_slots,
+    const GcvFilter * filter, GcvAlgorithm algorithm, guint in_flight,
     GError ** error)
 {
   GcvPlan *plan;
@@ -160,7 +169,9 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->geometry = *geometry;
   plan->filter = gcv_filter_copy (filter);
   plan->requested = algorithm;
-  plan->n_slots = MAX (n_slots, 1);
+  plan->n_slots = gcv_engine_frames_in_flight (engine, in_flight);
+  plan->slot_ticket = g_new0 (GcvTicket, plan->n_slots);
+  plan->slot_busy = g_new0 (gboolean, plan->n_slots);
   plan->state = engine->backend->plan_new (engine->state, plan, error);
   if (!plan->state) {
     plan_free_fields (plan);
@@ -235,22 +246,42 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
   return TRUE;
 }
 
+/* The ring of slots: ticket t runs in slot t % capacity, which must have
+ * been waited for since its last frame. */
 gboolean
-gcv_plan_submit (GcvPlan * plan, guint slot, const GcvImage * src,
-    const GcvImage * dst, GError ** error)
+gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
+    GcvTicket * ticket, GError ** error)
 {
-  g_return_val_if_fail (plan && slot < plan->n_slots, FALSE);
-  if (!check_image (plan, src, plan->geometry.in_format, "input", error)
-      || !check_image (plan, dst, plan->geometry.out_format, "output", error))
+  guint slot;
+
+  g_return_val_if_fail (plan && ticket, FALSE);
+  slot = plan->next_ticket % plan->n_slots;
+  if (plan->slot_busy[slot]) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "the plan holds %u "
+        "frame(s) in flight already: wait for the oldest first",
+        plan->n_slots);
     return FALSE;
-  return plan->engine->backend->submit (plan->state, plan, slot, src, dst,
-      error);
+  }
+  if (!check_image (plan, src, plan->geometry.in_format, "input", error)
+      || !check_image (plan, dst, plan->geometry.out_format, "output", error)
+      || !plan->engine->backend->submit (plan->state, plan, slot, src, dst,
+          error))
+    return FALSE;
+  plan->slot_busy[slot] = TRUE;
+  plan->slot_ticket[slot] = *ticket = plan->next_ticket++;
+  return TRUE;
 }
 
 gboolean
-gcv_plan_wait (GcvPlan * plan, guint slot, GError ** error)
+gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
 {
-  g_return_val_if_fail (plan && slot < plan->n_slots, FALSE);
+  guint slot;
+
+  g_return_val_if_fail (plan, FALSE);
+  slot = ticket % plan->n_slots;
+  g_return_val_if_fail (plan->slot_busy[slot]
+      && plan->slot_ticket[slot] == ticket, FALSE);
+  plan->slot_busy[slot] = FALSE;
   return plan->engine->backend->wait (plan->state, plan, slot, error);
 }
 
@@ -258,8 +289,10 @@ gboolean
 gcv_plan_run (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     GError ** error)
 {
-  return gcv_plan_submit (plan, 0, src, dst, error)
-      && gcv_plan_wait (plan, 0, error);
+  GcvTicket ticket;
+
+  return gcv_plan_submit (plan, src, dst, &ticket, error)
+      && gcv_plan_wait (plan, ticket, error);
 }
 
 GcvAlgorithm
@@ -287,7 +320,7 @@ gcv_plan_get_geometry (GcvPlan * plan)
 }
 
 guint
-gcv_plan_get_n_slots (GcvPlan * plan)
+gcv_plan_get_capacity (GcvPlan * plan)
 {
   return plan->n_slots;
 }

@@ -60,7 +60,10 @@ struct _GcvPlan {
   GcvChoice choice;             /* the CUDA dispatcher's, with parameters */
   gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
   gchar *description;           /* family and parameters, for reporting */
-  guint n_slots;
+  guint n_slots;                /* capacity: frames in flight at most */
+  GcvTicket next_ticket;
+  GcvTicket *slot_ticket;       /* the frame each slot holds */
+  gboolean *slot_busy;          /* submitted, not yet waited for */
   gpointer state;
 };
 

@@ -7,8 +7,8 @@
  *   GcvFilter *f = gcv_filter_new (&desc, &err);       // validate, normalise
  *   GcvEngine *e = gcv_engine_new (GCV_BACKEND_AUTO, -1, &err);
  *   GcvPlan *p = gcv_plan_new (e, &geometry, f, GCV_ALGORITHM_AUTO, 2, &err);
- *   gcv_plan_submit (p, slot, &src, &dst, &err);       // may run asynchronously
- *   gcv_plan_wait (p, slot, &err);                     // dst is ready
+ *   gcv_plan_submit (p, &src, &dst, &ticket, &err);    // may run asynchronously
+ *   gcv_plan_wait (p, ticket, &err);                   // dst is ready
  *
  * What is computed (correlation, as OpenCV filter2D):
  *   out(x, y) = bias + scale * sum_{j<kh, i<kw} K[j][i] * in(x + i - ax, y + j - ay)
@@ -195,17 +195,30 @@ gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
 const gchar *gcv_engine_describe (GcvEngine * engine);
 void gcv_engine_free (GcvEngine * engine);
 
-/* n_slots frames may be in flight at once (submit on slot s, then wait on s). */
+/* A frame submitted to a plan, until it is waited for. */
+typedef guint64 GcvTicket;
+
+/* How many frames a plan holds in flight when `wanted` are asked for: the
+ * CPU backend runs each frame to its end inside submit (1); CUDA holds as
+ * many as asked. */
+guint gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted);
+
+/* Up to gcv_engine_frames_in_flight (engine, in_flight) frames may be in
+ * flight at once. */
 GcvPlan *gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
-    const GcvFilter * filter, GcvAlgorithm algorithm, guint n_slots,
+    const GcvFilter * filter, GcvAlgorithm algorithm, guint in_flight,
     GError ** error);
 /* Swap the filter; frames already submitted keep the old one. */
 gboolean gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     GcvAlgorithm algorithm, GError ** error);
-gboolean gcv_plan_submit (GcvPlan * plan, guint slot, const GcvImage * src,
-    const GcvImage * dst, GError ** error);
-gboolean gcv_plan_wait (GcvPlan * plan, guint slot, GError ** error);
-/* submit on slot 0 and wait */
+/* Starts filtering src into dst; dst is ready once `ticket` is waited
+ * for. Refused (GCV_ERROR_FRAME) while the plan holds as many frames in
+ * flight as it can: wait for the oldest first. */
+gboolean gcv_plan_submit (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, GcvTicket * ticket, GError ** error);
+/* Waits for a frame; every ticket is waited for once, in any order. */
+gboolean gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error);
+/* submit and wait */
 gboolean gcv_plan_run (GcvPlan * plan, const GcvImage * src,
     const GcvImage * dst, GError ** error);
 /* Forces a family with its parameters, written as gcv_plan_describe() and
@@ -218,10 +231,13 @@ gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
 GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
 const gchar *gcv_plan_describe (GcvPlan * plan);
 const GcvGeometry *gcv_plan_get_geometry (GcvPlan * plan);
-guint gcv_plan_get_n_slots (GcvPlan * plan);
+/* Frames the plan holds in flight at most. */
+guint gcv_plan_get_capacity (GcvPlan * plan);
 void gcv_plan_free (GcvPlan * plan);
 
 /* CUDA backend only; the CPU backend returns NULL / FALSE. */
+/* Interop is by slot: a frame's slot is its ticket modulo the plan's
+ * capacity, so with a capacity of 1 every frame runs in slot 0. */
 /* The cudaStream_t that frames of `slot` run on (for timing with events). */
 gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
 /* The pitched device buffer that holds the input of `slot` (input format).

@@ -30,15 +30,43 @@
 #endif
 
 #include "gstgpuconvolve.h"
+#include "gstgpuconvolvecaps.h"
 #include "gstgpuconvolveenums.h"
+#include "gstgpuconvolveframes.h"
 #include "gstgpuconvolvepinned.h"
 
 #include <gst/video/video.h>
 #include <math.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_gpu_convolve_debug);
+GST_DEBUG_CATEGORY (gst_gpu_convolve_debug);
 #define GST_CAT_DEFAULT gst_gpu_convolve_debug
+
+struct _GstGpuConvolve
+{
+  GstBaseTransform parent;
+
+  /* properties, under the object lock */
+  GcvFilterDesc desc;           /* its arrays point into the GArrays below */
+  GArray *kernel, *row_kernel, *column_kernel;
+  GcvBackendKind backend;
+  gint cuda_device_id;
+  guint queue_depth;
+  gchar *tuning_file;
+  gboolean settings_changed;    /* desc differs from the filter in use */
+  gchar *active_algorithm;
+  GstClockTime last_duration;   /* of the latest input, for the latency */
+
+  /* streaming thread */
+  GcvEngine *engine;
+  GcvFilter *filter;            /* the filter in use */
+  GcvPlan *plan;
+  GstGpuConvolveInfo in_info, out_info;
+  GstGpuConvolveFrames *frames;
+  gboolean failed;              /* a filter change failed: no plan to run */
+  gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
+  gboolean warned_fallback;
+};
 
 #define DEFAULT_QUEUE_DEPTH 2
 #define MAX_QUEUE_DEPTH 8
@@ -80,16 +108,6 @@ static const gchar *const preset_properties[] = {
   "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
   "algorithm", NULL
 };
-
-/* A frame on its way through the engine, and the events that came after
- * it: they go downstream right after its output. */
-typedef struct
-{
-  GstBuffer *inbuf, *outbuf;
-  GstMapInfo in_map, out_map;
-  guint slot;
-  GQueue events;
-} GstGpuConvolveFrame;
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_GPU_CONVOLVE_CAPS));
@@ -478,93 +496,46 @@ refresh_filter (GstGpuConvolve * self, GError ** error)
   return TRUE;
 }
 
-/* --- frames in flight ---------------------------------------------------- */
-
-static void
-frame_free (GstGpuConvolveFrame * frame)
+GcvFilter *
+gst_gpu_convolve_build_filter (GstGpuConvolve * self, GcvAlgorithm * algorithm,
+    GError ** error)
 {
-  if (frame->in_map.memory)
-    gst_buffer_unmap (frame->inbuf, &frame->in_map);
-  if (frame->out_map.memory)
-    gst_buffer_unmap (frame->outbuf, &frame->out_map);
-  gst_clear_buffer (&frame->inbuf);
-  gst_clear_buffer (&frame->outbuf);
-  g_queue_clear_full (&frame->events, (GDestroyNotify) gst_event_unref);
-  g_free (frame);
+  GcvFilter *filter;
+
+  GST_OBJECT_LOCK (self);
+  filter = gcv_filter_new (&self->desc, error);
+  *algorithm = self->desc.algorithm;
+  GST_OBJECT_UNLOCK (self);
+  return filter;
 }
 
-/* Sends the events that followed the frame pushed last. */
-static gboolean
-push_pending_events (GstGpuConvolve * self)
-{
-  GstEvent *event;
-  gboolean ok = TRUE;
+/* --- frames ------------------------------------------------------------- */
 
-  while ((event = g_queue_pop_head (&self->pending_events)))
-    ok &= GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event
-        (GST_BASE_TRANSFORM (self), event);
-  return ok;
+/* Frames in flight at most: what the engine holds for queue-depth. */
+static guint
+frames_in_flight (GstGpuConvolve * self)
+{
+  guint wanted;
+
+  if (self->plan)
+    return gcv_plan_get_capacity (self->plan);
+  GST_OBJECT_LOCK (self);
+  wanted = self->queue_depth;
+  GST_OBJECT_UNLOCK (self);
+  return self->engine ? gcv_engine_frames_in_flight (self->engine, wanted) :
+      1;
 }
 
-/* Waits for the oldest frame and hands back its output buffer; the events
- * that came after it are sent once it is pushed. */
-static GstFlowReturn
-finish_oldest (GstGpuConvolve * self, GstBuffer ** outbuf)
-{
-  GstGpuConvolveFrame *frame = g_queue_pop_head (&self->in_flight);
-  GError *error = NULL;
-
-  *outbuf = NULL;
-  while (!g_queue_is_empty (&frame->events))
-    g_queue_push_tail (&self->pending_events,
-        g_queue_pop_head (&frame->events));
-  if (!gcv_plan_wait (self->plan, frame->slot, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-        ("Convolution failed: %s", error->message), (NULL));
-    g_error_free (error);
-    frame_free (frame);
-    return GST_FLOW_ERROR;
-  }
-  *outbuf = g_steal_pointer (&frame->outbuf);
-  gst_buffer_unmap (*outbuf, &frame->out_map);
-  frame->out_map.memory = NULL;
-  frame_free (frame);
-  return GST_FLOW_OK;
-}
-
-/* Pushes every frame in flight downstream, oldest first. */
 static GstFlowReturn
 drain (GstGpuConvolve * self)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
-
-  push_pending_events (self);
-  while (!g_queue_is_empty (&self->in_flight)) {
-    GstBuffer *outbuf;
-    GstFlowReturn r = finish_oldest (self, &outbuf);
-    if (r == GST_FLOW_OK && ret == GST_FLOW_OK)
-      r = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), outbuf);
-    else
-      gst_clear_buffer (&outbuf);
-    push_pending_events (self);
-    if (ret == GST_FLOW_OK)
-      ret = r;
-  }
-  return ret;
+  return gst_gpu_convolve_frames_drain (self->frames, self->plan);
 }
 
-/* Drops every frame in flight, once the engine is done with its memory. */
 static void
 discard_in_flight (GstGpuConvolve * self)
 {
-  GstGpuConvolveFrame *frame;
-
-  while ((frame = g_queue_pop_head (&self->in_flight))) {
-    if (self->plan)
-      gcv_plan_wait (self->plan, frame->slot, NULL);
-    frame_free (frame);
-  }
-  g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
+  gst_gpu_convolve_frames_discard (self->frames, self->plan);
 }
 
 /* Where the frame to filter lies in the input buffer: GstVideoMeta gives
@@ -647,12 +618,11 @@ static GstFlowReturn
 submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
 {
   GstBaseTransformClass *klass = GST_BASE_TRANSFORM_CLASS (parent_class);
-  GstGpuConvolveFrame *frame = g_new0 (GstGpuConvolveFrame, 1);
+  GstGpuConvolveFrame *frame = gst_gpu_convolve_frame_new (inbuf);
   GcvImage src, dst;
   GError *error = NULL;
   GstFlowReturn ret;
 
-  frame->inbuf = inbuf;
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
       &frame->outbuf);
   if (ret != GST_FLOW_OK || !frame->outbuf) {
@@ -686,25 +656,24 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   dst.stride = self->out_info.stride;
   dst.on_device = FALSE;
 
-  frame->slot = self->next_slot;
-  if (!gcv_plan_submit (self->plan, frame->slot, &src, &dst, &error)) {
+  if (!gcv_plan_submit (self->plan, &src, &dst, &frame->ticket, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Convolution failed: %s", error->message), (NULL));
     g_error_free (error);
     ret = GST_FLOW_ERROR;
     goto fail;
   }
-  self->next_slot = (self->next_slot + 1) % self->depth;
-  g_queue_push_tail (&self->in_flight, frame);
+  gst_gpu_convolve_frames_add (self->frames, frame);
   return GST_FLOW_OK;
 
 fail:
-  frame_free (frame);
+  gst_gpu_convolve_frame_free (frame);
   return ret;
 }
 
-/* One output per call. An input is taken only when a slot is free; a frame
- * comes out once `depth` frames are in flight, so up to `depth` overlap. */
+/* One output per call. An input is taken only when the engine has room for
+ * it; a frame comes out once the engine holds all it can, so that many
+ * overlap. */
 static GstFlowReturn
 gst_gpu_convolve_generate_output (GstBaseTransform * trans,
     GstBuffer ** outbuf)
@@ -714,7 +683,7 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
 
   *outbuf = NULL;
   /* events that followed the frame pushed last go right after it */
-  push_pending_events (self);
+  gst_gpu_convolve_frames_send_events (self->frames);
   if (self->failed) {
     /* a filter change failed and the plan is gone; the error is posted */
     gst_clear_buffer (&trans->queued_buf);
@@ -722,8 +691,9 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   }
   if (gst_base_transform_is_passthrough (trans)) {
     /* frames from before passthrough go first */
-    if (!g_queue_is_empty (&self->in_flight))
-      return finish_oldest (self, outbuf);
+    if (gst_gpu_convolve_frames_count (self->frames))
+      return gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
+          outbuf);
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
   }
@@ -733,7 +703,7 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
    * DISCONT input or a frame dropped for QoS; that must be this frame's
    * output, not an earlier one still in flight: those go out first. */
   if ((self->dropped || GST_BUFFER_IS_DISCONT (trans->queued_buf))
-      && !g_queue_is_empty (&self->in_flight)) {
+      && gst_gpu_convolve_frames_count (self->frames)) {
     ret = drain (self);
     if (ret != GST_FLOW_OK) {
       gst_clear_buffer (&trans->queued_buf);
@@ -752,13 +722,17 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
     gst_clear_buffer (&trans->queued_buf);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (g_queue_get_length (&self->in_flight) >= self->depth)
-    return finish_oldest (self, outbuf);        /* called again for the input */
+  if (gst_gpu_convolve_frames_count (self->frames) >= frames_in_flight (self))
+    /* called again for the input */
+    return gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
+        outbuf);
 
   ret = submit_frame (self, g_steal_pointer (&trans->queued_buf));
   if (ret == GST_FLOW_OK
-      && g_queue_get_length (&self->in_flight) >= self->depth)
-    ret = finish_oldest (self, outbuf);
+      && gst_gpu_convolve_frames_count (self->frames) >=
+      frames_in_flight (self))
+    ret = gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
+        outbuf);
   return ret;
 }
 
@@ -837,11 +811,9 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
     g_clear_error (&error);
   }
   /* The CPU engine finishes each frame before the next, so one suffices. */
-  self->depth = gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA ?
-      queue_depth : 1;
-  self->next_slot = 0;
   GST_INFO_OBJECT (self, "running on %s, %u frame(s) in flight",
-      gcv_engine_describe (self->engine), self->depth);
+      gcv_engine_describe (self->engine), gcv_engine_frames_in_flight
+      (self->engine, queue_depth));
   return TRUE;
 }
 
@@ -910,7 +882,7 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GcvAlgorithm algorithm = self->desc.algorithm;
   GST_OBJECT_UNLOCK (self);
   self->plan = gcv_plan_new (self->engine, &geometry, self->filter, algorithm,
-      self->depth, &error);
+      frames_in_flight (self), &error);
   if (!self->plan) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not set up filtering of %ux%u %s: %s", in.width, in.height,
@@ -920,7 +892,6 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
   self->in_info = in;
   self->out_info = out;
-  self->next_slot = 0;
   self->failed = FALSE;
   update_passthrough (self);
   set_active_algorithm (self);
@@ -1002,10 +973,11 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
       || !gst_gpu_convolve_info_from_caps (&info, caps))
     return TRUE;
   /* upstream writes frames straight into pinned memory */
-  pool = make_pool (self, caps, info.size, self->depth + 1, 0);
+  pool = make_pool (self, caps, info.size, frames_in_flight (self) + 1, 0);
   if (pool) {
     GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
-    gst_query_add_allocation_pool (query, pool, info.size, self->depth + 1, 0);
+    gst_query_add_allocation_pool (query, pool, info.size,
+        frames_in_flight (self) + 1, 0);
     gst_query_add_allocation_param (query, allocator, NULL);
     gst_object_unref (allocator);
     gst_object_unref (pool);
@@ -1031,7 +1003,7 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
    * the stream down, not stop it. */
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
-  min += self->depth;
+  min += frames_in_flight (self);
   if (!(pool = make_pool (self, caps, info.size, min, max)))
     return FALSE;
   /* Activated here, not by GstBaseTransform on the first buffer: there a
@@ -1098,7 +1070,6 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
       /* a failed filter change stays failed: its plan is gone until new
        * caps or a restart */
       discard_in_flight (self);
-      self->next_slot = 0;
       break;
     case GST_EVENT_TAG:
     case GST_EVENT_GAP:
@@ -1106,11 +1077,8 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
     case GST_EVENT_CUSTOM_BOTH:
       /* Events that only travel: they wait behind the last frame in flight
        * and follow it downstream, with no need to finish any frame now. */
-      if (!g_queue_is_empty (&self->in_flight)) {
-        GstGpuConvolveFrame *last = g_queue_peek_tail (&self->in_flight);
-        g_queue_push_tail (&last->events, event);
+      if (gst_gpu_convolve_frames_hold_event (self->frames, event))
         return TRUE;
-      }
       break;
     default:
       /* The rest change what follows (caps, segment, end of stream): the
@@ -1149,8 +1117,8 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
       frame = self->last_duration;
       GST_OBJECT_UNLOCK (self);
     }
-    if (self->depth > 1 && GST_CLOCK_TIME_IS_VALID (frame))
-      extra = (self->depth - 1) * frame;
+    if (GST_CLOCK_TIME_IS_VALID (frame))
+      extra = (frames_in_flight (self) - 1) * frame;
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
         GST_TIME_ARGS (extra));
     gst_query_set_latency (query, live, min + extra,
@@ -1205,6 +1173,7 @@ gst_gpu_convolve_finalize (GObject * object)
   g_array_unref (self->column_kernel);
   g_free (self->tuning_file);
   g_free (self->active_algorithm);
+  gst_gpu_convolve_frames_free (self->frames);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1220,9 +1189,8 @@ gst_gpu_convolve_init (GstGpuConvolve * self)
   self->cuda_device_id = -1;
   self->queue_depth = DEFAULT_QUEUE_DEPTH;
   self->settings_changed = TRUE;
-  self->depth = 1;
-  g_queue_init (&self->in_flight);
-  g_queue_init (&self->pending_events);
+  self->frames = gst_gpu_convolve_frames_new (GST_ELEMENT (self),
+      GST_BASE_TRANSFORM_SRC_PAD (self));
 }
 
 static void

@@ -907,6 +907,42 @@ test_choice (void)
   gcv_tuning_table_free (t);
 }
 
+/* --- the engine's ring ---------------------------------------------------- */
+
+/* A plan holds as many frames in flight as the engine says (1 on the CPU);
+ * a submit beyond that is refused until the oldest is waited for. */
+static void
+test_ring (void)
+{
+  GcvFilterDesc desc;
+  GcvFilter *f;
+  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CPU, -1, NULL);
+  GcvGeometry g = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, 8, 4 };
+  guint8 in[32] = { 0 }, out[32];
+  GcvImage src = { in, 8, FALSE }, dst = { out, 8, FALSE };
+  GcvTicket t1, t2, t3;
+  GError *error = NULL;
+  GcvPlan *p;
+
+  gcv_filter_desc_init (&desc);
+  f = gcv_filter_new (&desc, NULL);
+  g_assert_nonnull (e);
+  g_assert_cmpuint (gcv_engine_frames_in_flight (e, 4), ==, 1);
+  p = gcv_plan_new (e, &g, f, GCV_ALGORITHM_AUTO, 4, NULL);
+  g_assert_cmpuint (gcv_plan_get_capacity (p), ==, 1);
+  g_assert_true (gcv_plan_submit (p, &src, &dst, &t1, NULL));
+  g_assert_false (gcv_plan_submit (p, &src, &dst, &t2, &error));
+  g_assert_error (error, GCV_ERROR, GCV_ERROR_FRAME);
+  g_clear_error (&error);
+  g_assert_true (gcv_plan_wait (p, t1, NULL));
+  g_assert_true (gcv_plan_submit (p, &src, &dst, &t3, NULL));
+  g_assert_cmpuint (t3, !=, t1);
+  g_assert_true (gcv_plan_wait (p, t3, NULL));
+  gcv_plan_free (p);
+  gcv_filter_free (f);
+  gcv_engine_free (e);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -929,5 +965,6 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/heuristic/cases", test_heuristic_cases);
   g_test_add_func ("/dispatch/heuristic/formula", test_heuristic_formula);
   g_test_add_func ("/dispatch/choice", test_choice);
+  g_test_add_func ("/engine/ring", test_ring);
   return g_test_run ();
 }
