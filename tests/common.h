@@ -84,10 +84,14 @@ RefImage *gcvt_random_image (GRand * rand, RefFormat format, guint width,
  * GstVideoMeta giving offset and stride. Padding bytes are garbage. */
 GstBuffer *gcvt_buffer_new (const RefImage * img, RefFormat format,
     gsize stride, gsize offset, gboolean meta);
-/* Checks `out` against ref_filter(in, p) within the SPEC tolerances
- * (8-bit within 1, float within ref_float_tolerance, passthrough alpha
- * exact). */
+/* Checks `out` against ref_filter(in, p) within the SPEC section 3
+ * bounds: 8-bit within ref_u8_tolerance (1 unless sum|scale K| is large),
+ * float within ref_float_tolerance, passthrough alpha exact. */
 void gcvt_assert_frame (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gchar * what);
+/* The same, returning the largest error among the filtered samples. */
+gdouble gcvt_check_frame (GstBuffer * out, RefFormat in_format,
     RefFormat out_format, const RefImage * in, const RefParams * p,
     const gchar * what);
 /* One frame through an element whose properties are set: harness, caps,

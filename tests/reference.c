@@ -417,6 +417,18 @@ ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
       ref_kernel_sum_abs (params_kernel (p)) * m * unit + 1e-6;
 }
 
+gdouble
+ref_u8_tolerance (const RefParams * p, const RefImage * in,
+    gboolean in_is_float)
+{
+  gdouble m = in_is_float ? ref_image_max_abs (in) * 255.0 : 255.0;
+
+  if (p->border == REF_BORDER_CONSTANT)
+    m = MAX (m, fabs (p->border_value) * (in_is_float ? 255.0 : 1.0));
+  return MAX (1.0, 1e-5 * fabs (ref_effective_scale (p)) *
+      ref_kernel_sum_abs (params_kernel (p)) * m);
+}
+
 guint8
 ref_to_u8 (gdouble v)
 {

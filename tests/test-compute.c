@@ -655,6 +655,133 @@ GST_START_TEST (test_builtin_filters)
 
 GST_END_TEST;
 
+/* An image a derivative has something to say about: vertical step edges
+ * of random height every few columns, a slow horizontal ramp and a little
+ * noise; 0..255 integers, or the same / 255 for GRAY32F. */
+static RefImage *
+edges_image (GRand * r, RefFormat fmt, guint w, guint h)
+{
+  RefImage *img = ref_image_new (w, h, 1);
+  gdouble level = g_rand_double_range (r, 40, 215);
+  gdouble *column = g_new (gdouble, w);
+
+  for (guint x = 0; x < w; x++) {
+    if (x % 11 == 0)
+      level = g_rand_double_range (r, 20, 235);
+    column[x] = level;
+  }
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++) {
+      gdouble v = column[x] + 10.0 * (y / (gdouble) h - 0.5)
+          + g_rand_double_range (r, -3, 3);
+      v = CLAMP (floor (v + 0.5), 0, 255);
+      ref_pixel (img, x, y)[0] = fmt == REF_GRAY32F ? (gfloat) (v / 255.0) : v;
+    }
+  g_free (column);
+  return img;
+}
+
+/* Large derivative kernels: sobel-x at sizes 15 and 31 has taps up to about
+ * 2e6 and 3e15 (sum|K| about 5.6e7 and 1.7e17), where float32 cannot hold
+ * the sum of a few taps exactly. Results must stay within the SPEC section
+ * 3 bound of the reference: float within 1e-5 * sum|K| * |scale| * max|in|
+ * (+ 1e-6), 8-bit within max(1, 1e-5 * sum|K| * |scale| * 255).
+ *
+ * With scale 1 and bias 128 (the way such a kernel is often used) the
+ * 8-bit bound is larger than 255, so only float outputs are checked with
+ * it; with scale = c / sum|K| the outputs are edges around 128 and the
+ * bound is tight (1 for 8-bit, 1e-5 + 1e-6 for float in 0..1). The 2D path
+ * (separable=never) is checked as well as the separable one.
+ * loop index: the size, 15 or 31 */
+GST_START_TEST (test_large_derivatives)
+{
+  static const struct
+  {
+    RefFormat in, out;
+    gdouble c;                  /* scale = c / sum|K|, 0: scale 1 */
+    gdouble bias;
+  } cases[] = {
+    {REF_GRAY8, REF_GRAY8, 1.0, 128.0},
+    {REF_GRAY8, REF_GRAY8, 8.0, 128.0},
+    {REF_GRAY8, REF_GRAY32F, 1.0, 128.0},
+    {REF_GRAY8, REF_GRAY32F, 0.0, 128.0},
+    {REF_GRAY32F, REF_GRAY32F, 1.0, 0.5},
+    {REF_GRAY32F, REF_GRAY32F, 0.0, 128.0},
+    {REF_GRAY32F, REF_GRAY8, 4.0, 0.5},
+  };
+  const guint size = __i__ == 0 ? 15 : 31;
+  const guint w = 61, h = 40;
+  gchar *name = g_strdup_printf ("large_derivatives size %u", size);
+  GRand *r = ref_rand_new (name);
+  RefKernel *k = ref_builtin ("sobel-x", size, 1.0);
+  const gdouble sum_abs = ref_kernel_sum_abs (k);
+
+  g_print ("sobel-x size %u: sum|K| = %.17g\n", size, sum_abs);
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint never = 0; never < 2; never++) {
+      const RefFormat in = cases[c].in, out = cases[c].out;
+      RefImage *img = edges_image (r, in, w, h), *ref;
+      GstElement *e = gcvt_element_new ();
+      GstHarness *harness;
+      GstBuffer *o;
+      guint strong = 0;
+      const gdouble range = in == REF_GRAY32F ? 1.0 : 255.0;
+      RefParams p;
+      gchar *what;
+
+      if (never && gcvt_forced_separable ()) {
+        /* separable=never contradicts algorithm=separable (test-properties) */
+        gcvt_element_unref (e);
+        ref_image_free (img);
+        continue;
+      }
+      ref_params_init (&p, k);
+      p.bias = cases[c].bias;
+      p.scale = cases[c].c ? cases[c].c / sum_abs : 1.0;
+      p.border = (RefBorder) ((c + never) % REF_N_BORDERS);
+      p.border_value = in == REF_GRAY32F ? 0.25 : 64.0;
+      what = g_strdup_printf ("sobel-x size=%u scale=%.6g bias=%g "
+          "separable=%s", size, p.scale, p.bias, never ? "never" : "auto");
+      gcvt_set_params (e, &p);
+      gst_util_set_object_arg (G_OBJECT (e), "filter", "sobel-x");
+      g_object_set (e, "size", size, NULL);
+      if (never)
+        gst_util_set_object_arg (G_OBJECT (e), "separable", "never");
+
+      /* the frame has edges for the kernel to find: a fifth of the samples
+       * at least 2% of the input range away from the bias, at scale
+       * 1 / sum|K| */
+      ref = ref_filter (img, &p);
+      for (guint i = 0; i < w * h; i++)
+        strong += fabs (ref->v[i] - p.bias) / (p.scale * sum_abs)
+            > 0.02 * range;
+      ref_image_free (ref);
+      g_print ("%s: %s -> %s, %u of %u samples strong, bound %.6g\n", what,
+          ref_format_info (in)->name, ref_format_info (out)->name, strong,
+          w * h, out == REF_GRAY8 ? ref_u8_tolerance (&p, img,
+              in == REF_GRAY32F) : ref_float_tolerance (&p, img,
+              in == REF_GRAY8 ? 1.0 / 255.0 : 1.0));
+      fail_unless (strong >= w * h / 5, "%s: only %u of %u samples show an "
+          "edge", what, strong, w * h);
+
+      harness = gcvt_harness_new (e);
+      gcvt_set_caps (harness, in, out, w, h);
+      o = gcvt_process (harness, gcvt_buffer_new (img, in, 0, 0, FALSE));
+      g_print ("  largest error %.6g\n", gcvt_check_frame (o, in, out, img,
+              &p, what));
+      gst_buffer_unref (o);
+      gst_harness_teardown (harness);
+      gcvt_element_unref (e);
+      ref_image_free (img);
+      g_free (what);
+    }
+  ref_kernel_free (k);
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* The presets and the kernels their comments in GstGpuConvolve.prs
  * document. */
 static const struct
@@ -791,6 +918,7 @@ compute_suite (void)
   tcase_add_test (tc, test_separable_pair);
   tcase_add_test (tc, test_active_algorithm);
   tcase_add_loop_test (tc, test_builtin_filters, 0, G_N_ELEMENTS (builtins));
+  tcase_add_loop_test (tc, test_large_derivatives, 0, 2);
   tcase_add_test (tc, test_presets);
   tcase_add_test (tc, test_unknown_preset);
   return s;
