@@ -486,8 +486,8 @@ GST_START_TEST (test_missing_device_named)
 GST_END_TEST;
 
 /* backend=auto with a device id that does not exist: the CPU, with the
- * warning naming the device id (where there is a device to compare with;
- * without one test-properties.c covers the fallback). */
+ * warning naming the device id. Where there is a device to compare with
+ * only; without one test-properties.c covers the fallback. */
 GST_START_TEST (test_auto_bad_device_id_falls_back)
 {
   GRand *r;
@@ -500,11 +500,7 @@ GST_START_TEST (test_auto_bad_device_id_falls_back)
   GstBuffer *out;
   gchar *text, *debug = NULL, *active = NULL;
 
-  if (!gcvt_on_cuda ()) {
-    g_print ("needs a CUDA device: test-properties.c covers backend=auto "
-        "without one\n");
-    return;
-  }
+  fail_unless (gcvt_on_cuda ());        /* registered only there */
   r = ref_rand_new ("auto_bad_device_id");
   e = gst_element_factory_make ("gpuconvolve", NULL);
   gst_util_set_object_arg (G_OBJECT (e), "backend", "auto");
@@ -1259,7 +1255,9 @@ errors_suite (void)
   tcase_add_test (tc, test_array_elements_not_numbers);
   tcase_add_test (tc, test_start_invalid_settings);
   tcase_add_test (tc, test_missing_device_named);
-  tcase_add_test (tc, test_auto_bad_device_id_falls_back);
+  GCVT_ADD_TEST_IF (tc, test_auto_bad_device_id_falls_back, gcvt_on_cuda (),
+      "needs a CUDA device (test-properties.c covers backend=auto without "
+      "one)");
   tcase_add_test (tc, test_frame_errors_named);
   tcase_add_test (tc, test_gray32f_odd_layouts);
   tcase_add_test (tc, test_caps_outside_limits_pipeline);
