@@ -656,8 +656,9 @@ GST_START_TEST (test_builtin_filters)
 GST_END_TEST;
 
 /* An image a derivative has something to say about: vertical step edges
- * of random height every few columns, a slow horizontal ramp and a little
- * noise; 0..255 integers, or the same / 255 for GRAY32F. */
+ * of random height every few columns, a slow vertical ramp and a little
+ * noise; 0..255 integers, or the same / 255 for GRAY32F. One sample is 255
+ * (1.0), so that max|in| is the whole range. */
 static RefImage *
 edges_image (GRand * r, RefFormat fmt, guint w, guint h)
 {
@@ -677,6 +678,8 @@ edges_image (GRand * r, RefFormat fmt, guint w, guint h)
       v = CLAMP (floor (v + 0.5), 0, 255);
       ref_pixel (img, x, y)[0] = fmt == REF_GRAY32F ? (gfloat) (v / 255.0) : v;
     }
+  ref_pixel (img, g_rand_int_range (r, 0, w), g_rand_int_range (r, 0, h))[0] =
+      fmt == REF_GRAY32F ? 1.0 : 255.0;
   g_free (column);
   return img;
 }
@@ -687,11 +690,70 @@ edges_image (GRand * r, RefFormat fmt, guint w, guint h)
  * 3 bound of the reference: float within 1e-5 * sum|K| * |scale| * max|in|
  * (+ 1e-6), 8-bit within max(1, 1e-5 * sum|K| * |scale| * 255).
  *
- * With scale 1 and bias 128 (the way such a kernel is often used) the
+ * One frame of sobel-x `size` with scale = c / sum|K| (c = 0: scale 1),
+ * on the separable path or (`never`) a 2D one; prints the bound and the
+ * largest error. */
+static void
+check_large_derivative (GRand * r, guint size, RefFormat in, RefFormat out,
+    gdouble c, gdouble bias, gboolean never, RefBorder border)
+{
+  const guint w = 61, h = 40;
+  const gdouble range = in == REF_GRAY32F ? 1.0 : 255.0;
+  RefKernel *k = ref_builtin ("sobel-x", size, 1.0);
+  const gdouble sum_abs = ref_kernel_sum_abs (k);
+  RefImage *img = edges_image (r, in, w, h), *ref;
+  GstElement *e = gcvt_element_new ();
+  GstHarness *harness;
+  GstBuffer *o;
+  guint strong = 0;
+  RefParams p;
+  gchar *what;
+
+  ref_params_init (&p, k);
+  p.bias = bias;
+  p.scale = c ? c / sum_abs : 1.0;
+  p.border = border;
+  p.border_value = in == REF_GRAY32F ? 0.25 : 64.0;
+  what = g_strdup_printf ("sobel-x size=%u (sum|K| %.17g) scale=%.6g "
+      "bias=%g separable=%s", size, sum_abs, p.scale, p.bias,
+      never ? "never" : "auto");
+  gcvt_set_params (e, &p);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "sobel-x");
+  g_object_set (e, "size", size, NULL);
+  if (never)
+    gst_util_set_object_arg (G_OBJECT (e), "separable", "never");
+
+  /* the frame has edges for the kernel to find: a fifth of the samples at
+   * least 2% of the input range away from the bias, at scale 1 / sum|K| */
+  ref = ref_filter (img, &p);
+  for (guint i = 0; i < w * h; i++)
+    strong += fabs (ref->v[i] - p.bias) / (p.scale * sum_abs) > 0.02 * range;
+  ref_image_free (ref);
+  g_print ("%s: %s -> %s, %u of %u samples strong, bound %.6g\n", what,
+      ref_format_info (in)->name, ref_format_info (out)->name, strong, w * h,
+      out == REF_GRAY8 ? ref_u8_tolerance (&p, img, in == REF_GRAY32F) :
+      ref_float_tolerance (&p, img, in == REF_GRAY8 ? 1.0 / 255.0 : 1.0));
+  fail_unless (strong >= w * h / 5, "%s: only %u of %u samples show an "
+      "edge", what, strong, w * h);
+
+  harness = gcvt_harness_new (e);
+  gcvt_set_caps (harness, in, out, w, h);
+  o = gcvt_process (harness, gcvt_buffer_new (img, in, 0, 0, FALSE));
+  g_print ("  largest error %.6g\n", gcvt_check_frame (o, in, out, img, &p,
+          what));
+  gst_buffer_unref (o);
+  gst_harness_teardown (harness);
+  gcvt_element_unref (e);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_free (what);
+}
+
+/* With scale 1 and bias 128 (the way such a kernel is often used) the
  * 8-bit bound is larger than 255, so only float outputs are checked with
- * it; with scale = c / sum|K| the outputs are edges around 128 and the
- * bound is tight (1 for 8-bit, 1e-5 + 1e-6 for float in 0..1). The 2D path
- * (separable=never) is checked as well as the separable one.
+ * it; with scale = c / sum|K| the outputs are edges around the bias and
+ * the bound is tight (1 for 8-bit, about 1e-5 for float in 0..1). The 2D
+ * path (separable=never) is checked as well as the separable one.
  * loop index: the size, 15 or 31 */
 GST_START_TEST (test_large_derivatives)
 {
@@ -710,72 +772,41 @@ GST_START_TEST (test_large_derivatives)
     {REF_GRAY32F, REF_GRAY8, 4.0, 0.5},
   };
   const guint size = __i__ == 0 ? 15 : 31;
-  const guint w = 61, h = 40;
   gchar *name = g_strdup_printf ("large_derivatives size %u", size);
   GRand *r = ref_rand_new (name);
-  RefKernel *k = ref_builtin ("sobel-x", size, 1.0);
-  const gdouble sum_abs = ref_kernel_sum_abs (k);
 
-  g_print ("sobel-x size %u: sum|K| = %.17g\n", size, sum_abs);
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     for (guint never = 0; never < 2; never++) {
-      const RefFormat in = cases[c].in, out = cases[c].out;
-      RefImage *img = edges_image (r, in, w, h), *ref;
-      GstElement *e = gcvt_element_new ();
-      GstHarness *harness;
-      GstBuffer *o;
-      guint strong = 0;
-      const gdouble range = in == REF_GRAY32F ? 1.0 : 255.0;
-      RefParams p;
-      gchar *what;
-
-      if (never && gcvt_forced_separable ()) {
-        /* separable=never contradicts algorithm=separable (test-properties) */
-        gcvt_element_unref (e);
-        ref_image_free (img);
+      /* separable=never contradicts algorithm=separable (test-properties) */
+      if (never && gcvt_forced_separable ())
         continue;
-      }
-      ref_params_init (&p, k);
-      p.bias = cases[c].bias;
-      p.scale = cases[c].c ? cases[c].c / sum_abs : 1.0;
-      p.border = (RefBorder) ((c + never) % REF_N_BORDERS);
-      p.border_value = in == REF_GRAY32F ? 0.25 : 64.0;
-      what = g_strdup_printf ("sobel-x size=%u scale=%.6g bias=%g "
-          "separable=%s", size, p.scale, p.bias, never ? "never" : "auto");
-      gcvt_set_params (e, &p);
-      gst_util_set_object_arg (G_OBJECT (e), "filter", "sobel-x");
-      g_object_set (e, "size", size, NULL);
-      if (never)
-        gst_util_set_object_arg (G_OBJECT (e), "separable", "never");
-
-      /* the frame has edges for the kernel to find: a fifth of the samples
-       * at least 2% of the input range away from the bias, at scale
-       * 1 / sum|K| */
-      ref = ref_filter (img, &p);
-      for (guint i = 0; i < w * h; i++)
-        strong += fabs (ref->v[i] - p.bias) / (p.scale * sum_abs)
-            > 0.02 * range;
-      ref_image_free (ref);
-      g_print ("%s: %s -> %s, %u of %u samples strong, bound %.6g\n", what,
-          ref_format_info (in)->name, ref_format_info (out)->name, strong,
-          w * h, out == REF_GRAY8 ? ref_u8_tolerance (&p, img,
-              in == REF_GRAY32F) : ref_float_tolerance (&p, img,
-              in == REF_GRAY8 ? 1.0 / 255.0 : 1.0));
-      fail_unless (strong >= w * h / 5, "%s: only %u of %u samples show an "
-          "edge", what, strong, w * h);
-
-      harness = gcvt_harness_new (e);
-      gcvt_set_caps (harness, in, out, w, h);
-      o = gcvt_process (harness, gcvt_buffer_new (img, in, 0, 0, FALSE));
-      g_print ("  largest error %.6g\n", gcvt_check_frame (o, in, out, img,
-              &p, what));
-      gst_buffer_unref (o);
-      gst_harness_teardown (harness);
-      gcvt_element_unref (e);
-      ref_image_free (img);
-      g_free (what);
+      check_large_derivative (r, size, cases[c].in, cases[c].out, cases[c].c,
+          cases[c].bias, never, (RefBorder) ((c + never) % REF_N_BORDERS));
     }
-  ref_kernel_free (k);
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* A bias much larger than the rest of the float bound: GRAY32F in 0..1
+ * with scale 1 / sum|K| and bias 128 has a bound of 1e-5 + 1e-6, while a
+ * float32 sample near 128 is only held to 7.6e-6. Within the bound where
+ * the bias is added once, after the taps; not where the sum starts from
+ * the bias and every tap row adds a rounding at 128.
+ * loop index: the size, 15 or 31 */
+GST_START_TEST (test_large_derivatives_float_bias)
+{
+  const guint size = __i__ == 0 ? 15 : 31;
+  gchar *name = g_strdup_printf ("large_derivatives_float_bias size %u",
+      size);
+  GRand *r = ref_rand_new (name);
+
+  for (guint never = 0; never < 2; never++)
+    if (!never || !gcvt_forced_separable ())
+      check_large_derivative (r, size, REF_GRAY32F, REF_GRAY32F, 1.0, 128.0,
+          never, (RefBorder) (never ? REF_BORDER_REFLECT :
+              REF_BORDER_CONSTANT));
   g_rand_free (r);
   g_free (name);
 }
@@ -919,6 +950,10 @@ compute_suite (void)
   tcase_add_test (tc, test_active_algorithm);
   tcase_add_loop_test (tc, test_builtin_filters, 0, G_N_ELEMENTS (builtins));
   tcase_add_loop_test (tc, test_large_derivatives, 0, 2);
+  /* the CPU backend starts each sum from the bias (cuda/gcv-cpu.c) */
+  GCVT_ADD_LOOP_TEST_IF (tc, test_large_derivatives_float_bias, 0, 2,
+      gcvt_on_cuda (), "the CPU backend adds the bias before the taps, not "
+      "within the float bound of a bias far larger than it");
   tcase_add_test (tc, test_presets);
   tcase_add_test (tc, test_unknown_preset);
   return s;
