@@ -112,6 +112,84 @@ GST_START_TEST (test_formats_borders)
 
 GST_END_TEST;
 
+/* Frames of several 128-pixel tiles each way (300x200, 521x263: tile
+ * edges, and partial tiles at the right and bottom), so that every output
+ * is checked across the tiles of the GPU kernels, not only within the
+ * first one. For each format and border: a rank-1 gaussian (5, 9 or 17,
+ * the fused separable path) and a random 2D kernel (3x3, 7x5 or 13x13,
+ * with a random anchor), rotating so that each format meets every kernel
+ * and both sizes. GPUCONVOLVE_TEST_QUICK (the valgrind setup) keeps the
+ * 300x200 frames only: one of the two kernels of each format and border.
+ * loop index: the format */
+GST_START_TEST (test_large_frames)
+{
+  static const guint sizes[][2] = { {300, 200}, {521, 263} };
+  static const struct
+  {
+    guint n;
+    gdouble sigma;
+  } gaussians[] = { {5, 1.0}, {9, 1.7}, {17, 3.0} };
+  static const guint kernels_2d[][2] = { {3, 3}, {7, 5}, {13, 13} };
+  const RefFormat fmt = (RefFormat) __i__;
+  const RefFormatInfo *fi = ref_format_info (fmt);
+  gchar *name = g_strdup_printf ("large_frames %s", fi->name);
+  GRand *r = ref_rand_new (name);
+  const gboolean quick = g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
+
+  for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+    for (guint rank1 = 0; rank1 < 2; rank1++) {
+      const guint *size = sizes[(__i__ + b + rank1) % 2];
+      const guint g = (__i__ + b) % G_N_ELEMENTS (gaussians);
+      const guint *k2 =
+          kernels_2d[(__i__ + 2 * b) % G_N_ELEMENTS (kernels_2d)];
+      RefKernel *k;
+      RefImage *img;
+      GstElement *e;
+      RefParams p;
+      gchar *what;
+
+      if (quick && size != sizes[0])
+        continue;
+      k = rank1 ? ref_builtin ("gaussian", gaussians[g].n,
+          gaussians[g].sigma) : gcvt_random_kernel (r, k2[0], k2[1], FALSE);
+      img = gcvt_random_image (r, fmt, size[0], size[1], -1.0, 1.0);
+      e = gcvt_element_new ();
+      ref_params_init (&p, k);
+      p.border = b;
+      p.border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
+          g_rand_double_range (r, 0.0, 255.0);
+      p.filter_alpha = fi->channels == 4 && g_rand_boolean (r);
+      p.bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
+          g_rand_double_range (r, -20.0, 20.0);
+      if (!rank1) {
+        p.scale = 1.0 / ref_kernel_sum_abs (k);
+        p.convolution = g_rand_boolean (r);
+        p.anchor_x = g_rand_int_range (r, 0, k->kw);
+        p.anchor_y = g_rand_int_range (r, 0, k->kh);
+      }
+      what = rank1 ? g_strdup_printf ("%ux%u gaussian %u sigma %g border=%s",
+          size[0], size[1], gaussians[g].n, gaussians[g].sigma,
+          ref_border_nick (b)) : g_strdup_printf ("%ux%u random %ux%u "
+          "border=%s", size[0], size[1], k->kw, k->kh, ref_border_nick (b));
+      gcvt_set_params (e, &p);
+      if (rank1) {
+        gst_util_set_object_arg (G_OBJECT (e), "filter", "gaussian");
+        g_object_set (e, "size", gaussians[g].n, "sigma", gaussians[g].sigma,
+            NULL);
+      }
+      if (!gcvt_refused_as_not_separable (e, rank1))
+        gcvt_run_and_check (e, fmt, fmt, img, &p, 0, 0, what);
+      gcvt_element_unref (e);
+      g_free (what);
+      ref_image_free (img);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* scipy's names: nearest is replicate, mirror is reflect101 */
 GST_START_TEST (test_border_aliases)
 {
@@ -939,6 +1017,7 @@ compute_suite (void)
   tcase_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
   tcase_add_loop_test (tc, test_formats_borders, 0, REF_N_FORMATS);
+  tcase_add_loop_test (tc, test_large_frames, 0, REF_N_FORMATS);
   tcase_add_test (tc, test_border_aliases);
   tcase_add_loop_test (tc, test_small_frames_big_kernels, 0, REF_N_BORDERS);
   tcase_add_test (tc, test_padded_stride);
