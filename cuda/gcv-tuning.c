@@ -3,8 +3,12 @@
 #include "gcv-tuning.h"
 #include "gcv-private.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef GCV_TUNING_DIR
 #define GCV_TUNING_DIR "/usr/local/share/gpuconvolve/tuning"
@@ -12,6 +16,8 @@
 
 /* Lines longer than this are garbage, not a table. */
 #define MAX_LINE 512
+/* Files longer than this are not a table either (SPEC section 6). */
+#define MAX_FILE (1024 * 1024)
 
 GcvTuningTable *
 gcv_tuning_table_new (const gchar * gpu, const gchar * arch)
@@ -165,20 +171,108 @@ fail:
   return NULL;
 }
 
+static const gchar *
+file_kind (mode_t mode)
+{
+  if (S_ISDIR (mode))
+    return "a directory";
+  if (S_ISCHR (mode))
+    return "a character device";
+  if (S_ISBLK (mode))
+    return "a block device";
+  if (S_ISFIFO (mode))
+    return "a FIFO";
+  if (S_ISSOCK (mode))
+    return "a socket";
+  return "not a plain file";
+}
+
+/* The whole of `path`, NUL-terminated, when it is a regular file of at most
+ * MAX_FILE bytes. Never blocks: the file is opened with O_NONBLOCK (a FIFO
+ * with no writer opens at once) and what was opened is checked with fstat()
+ * before anything is read, so a device, FIFO or socket is refused unread;
+ * a regular file growing while it is read is cut off at MAX_FILE + 1 bytes
+ * and refused. */
+static gboolean
+read_file_limited (const gchar * path, gchar ** text, gsize * len,
+    GError ** error)
+{
+  struct stat st;
+  gchar *buf = NULL;
+  gsize n = 0;
+  gint fd, saved;
+
+  do
+    fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    saved = errno;
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+        "cannot read tuning table: Failed to open file \u201c%s\u201d: %s",
+        path, g_strerror (saved));
+    return FALSE;
+  }
+  if (fstat (fd, &st) != 0) {
+    saved = errno;
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+        "cannot read tuning table: \u201c%s\u201d: %s", path,
+        g_strerror (saved));
+    goto fail;
+  }
+  if (!S_ISREG (st.st_mode)) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+        "cannot read tuning table: \u201c%s\u201d is not a regular file (%s)",
+        path, file_kind (st.st_mode));
+    goto fail;
+  }
+  if (st.st_size > MAX_FILE) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+        "cannot read tuning table: \u201c%s\u201d is larger than 1 MiB "
+        "(%" G_GINT64_FORMAT " bytes)", path, (gint64) st.st_size);
+    goto fail;
+  }
+  buf = g_malloc (MAX_FILE + 2);
+  while (n <= MAX_FILE) {
+    gssize r = read (fd, buf + n, MAX_FILE + 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      saved = errno;
+      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+          "cannot read tuning table: Error reading file \u201c%s\u201d: %s",
+          path, g_strerror (saved));
+      goto fail;
+    }
+    if (r == 0)
+      break;
+    n += r;
+  }
+  if (n > MAX_FILE) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
+        "cannot read tuning table: \u201c%s\u201d is larger than 1 MiB", path);
+    goto fail;
+  }
+  close (fd);
+  buf[n] = '\0';
+  *text = g_realloc (buf, n + 1);
+  *len = n;
+  return TRUE;
+
+fail:
+  g_free (buf);
+  close (fd);
+  return FALSE;
+}
+
 GcvTuningTable *
 gcv_tuning_table_load (const gchar * path, GError ** error)
 {
   gchar *text = NULL;
   gsize len = 0;
   GcvTuningTable *t;
-  GError *err = NULL;
 
-  if (!g_file_get_contents (path, &text, &len, &err)) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
-        "cannot read tuning table: %s", err->message);
-    g_error_free (err);
+  if (!read_file_limited (path, &text, &len, error))
     return NULL;
-  }
   t = gcv_tuning_table_parse (text, len, path, error);
   g_free (text);
   return t;

@@ -23,7 +23,7 @@ secs=${1:-60}
 shift || true
 builddir=${GPUCONVOLVE_FUZZ_BUILD:-build-fuzz}
 jobs=${GPUCONVOLVE_FUZZ_JOBS:-$(nproc)}
-all_targets=(fuzz-kernel fuzz-caps fuzz-tuning fuzz-preset)
+all_targets=(fuzz-kernel fuzz-caps fuzz-tuning fuzz-preset fuzz-geometry)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 

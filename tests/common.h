@@ -18,8 +18,26 @@ G_BEGIN_DECLS
  * CUDA is asked for and no device is usable; then gst_check_init() with
  * GST_TRACERS=leaks unless GST_TRACERS says otherwise. */
 void gcvt_init (int *argc, char ***argv);
-/* Runs the suite; 0 when every test passed. */
+/* Runs the suite; 0 when every test passed, 1 when one failed, 77
+ * (skipped, to meson) when no test of the program could run here. */
 int gcvt_run (Suite * suite, const gchar * name);
+
+/* gst-check has no per-test skip: a test that cannot run here (no CUDA
+ * device, no process of its own) is not registered at all, and says so:
+ * "SKIP: <test>: <reason>" when the suite is made, and again in a list at
+ * the end of gcvt_run(). Tests that GST_CHECKS leaves out are neither run
+ * nor listed. */
+void gcvt_tcase_add_test (TCase * tc, TFun tf, const char *name, int signal,
+    int allowed_exit_value, int start, int end);
+/* every tcase_add_test() and tcase_add_loop_test() is counted */
+#undef _tcase_add_test
+#define _tcase_add_test gcvt_tcase_add_test
+#define GCVT_ADD_TEST_IF(tc, tf, runnable, reason)                       \
+  gcvt_add_test_if ((tc), (tf), "" # tf "", 0, 1, (runnable), (reason))
+#define GCVT_ADD_LOOP_TEST_IF(tc, tf, s, e, runnable, reason)            \
+  gcvt_add_test_if ((tc), (tf), "" # tf "", (s), (e), (runnable), (reason))
+void gcvt_add_test_if (TCase * tc, TFun tf, const gchar * name, gint start,
+    gint end, gboolean runnable, const gchar * reason);
 
 #define GCVT_MAIN(name)                                 \
   int main (int argc, char **argv)                      \
@@ -84,10 +102,14 @@ RefImage *gcvt_random_image (GRand * rand, RefFormat format, guint width,
  * GstVideoMeta giving offset and stride. Padding bytes are garbage. */
 GstBuffer *gcvt_buffer_new (const RefImage * img, RefFormat format,
     gsize stride, gsize offset, gboolean meta);
-/* Checks `out` against ref_filter(in, p) within the SPEC tolerances
- * (8-bit within 1, float within ref_float_tolerance, passthrough alpha
- * exact). */
+/* Checks `out` against ref_filter(in, p) within the SPEC section 3
+ * bounds: 8-bit within ref_u8_tolerance (1 unless sum|scale K| is large),
+ * float within ref_float_tolerance, passthrough alpha exact. */
 void gcvt_assert_frame (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gchar * what);
+/* The same, returning the largest error among the filtered samples. */
+gdouble gcvt_check_frame (GstBuffer * out, RefFormat in_format,
     RefFormat out_format, const RefImage * in, const RefParams * p,
     const gchar * what);
 /* One frame through an element whose properties are set: harness, caps,

@@ -378,31 +378,45 @@ ref_filter (const RefImage * in, const RefParams * p)
 {
   const RefKernel *k = params_kernel (p);
   const gint w = in->width, h = in->height;
-  const gint ax = p->anchor_x < 0 ? ((gint) k->kw - 1) / 2 : p->anchor_x;
-  const gint ay = p->anchor_y < 0 ? ((gint) k->kh - 1) / 2 : p->anchor_y;
+  const gint kw = k->kw, kh = k->kh;
+  const gint ax = p->anchor_x < 0 ? (kw - 1) / 2 : p->anchor_x;
+  const gint ay = p->anchor_y < 0 ? (kh - 1) / 2 : p->anchor_y;
   const gdouble scale = ref_effective_scale (p);
   const guint filtered = in->channels == 4 && !p->filter_alpha ? 3 :
       in->channels;
   RefImage *out = ref_image_copy (in);
+  /* where tap i of output column x reads from (fx), and tap j of output
+   * row y (fy): the same for every row and column, so looked up once */
+  gint *fx = g_new (gint, (gsize) w * kw), *fy = g_new (gint, (gsize) h * kh);
+
+  /* correlation reads K over in(x + i - ax); convolution is the textbook
+   * sum of K[j][i] * in(x - (i - ax)) */
+  for (gint x = 0; x < w; x++)
+    for (gint i = 0; i < kw; i++)
+      fx[x * kw + i] = ref_border_fold (p->convolution ? x - i + ax :
+          x + i - ax, w, p->border);
+  for (gint y = 0; y < h; y++)
+    for (gint j = 0; j < kh; j++)
+      fy[y * kh + j] = ref_border_fold (p->convolution ? y - j + ay :
+          y + j - ay, h, p->border);
 
   for (gint y = 0; y < h; y++)
     for (gint x = 0; x < w; x++)
       for (guint c = 0; c < filtered; c++) {
         gdouble sum = 0.0;
-        for (gint j = 0; j < (gint) k->kh; j++)
-          for (gint i = 0; i < (gint) k->kw; i++) {
-            /* correlation reads K over in(x + i - ax); convolution is the
-             * textbook sum of K[j][i] * in(x - (i - ax)) */
-            gint sx = p->convolution ? x - i + ax : x + i - ax;
-            gint sy = p->convolution ? y - j + ay : y + j - ay;
-            gint fx = ref_border_fold (sx, w, p->border);
-            gint fy = ref_border_fold (sy, h, p->border);
-            gdouble v = fx < 0 || fy < 0 ? p->border_value :
-                ref_pixel (in, fx, fy)[c];
-            sum += k->k[j * k->kw + i] * v;
+        for (gint j = 0; j < kh; j++) {
+          const gint sy = fy[y * kh + j];
+          for (gint i = 0; i < kw; i++) {
+            const gint sx = fx[x * kw + i];
+            gdouble v = sx < 0 || sy < 0 ? p->border_value :
+                ref_pixel (in, sx, sy)[c];
+            sum += k->k[j * kw + i] * v;
           }
+        }
         ref_pixel (out, x, y)[c] = p->bias + scale * sum;
       }
+  g_free (fx);
+  g_free (fy);
   return out;
 }
 
@@ -415,6 +429,18 @@ ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
     m = MAX (m, fabs (p->border_value));
   return 1e-5 * fabs (ref_effective_scale (p)) *
       ref_kernel_sum_abs (params_kernel (p)) * m * unit + 1e-6;
+}
+
+gdouble
+ref_u8_tolerance (const RefParams * p, const RefImage * in,
+    gboolean in_is_float)
+{
+  gdouble m = in_is_float ? ref_image_max_abs (in) * 255.0 : 255.0;
+
+  if (p->border == REF_BORDER_CONSTANT)
+    m = MAX (m, fabs (p->border_value) * (in_is_float ? 255.0 : 1.0));
+  return MAX (1.0, 1e-5 * fabs (ref_effective_scale (p)) *
+      ref_kernel_sum_abs (params_kernel (p)) * m);
 }
 
 guint8

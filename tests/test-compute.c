@@ -112,6 +112,84 @@ GST_START_TEST (test_formats_borders)
 
 GST_END_TEST;
 
+/* Frames of several 128-pixel tiles each way (300x200, 521x263: tile
+ * edges, and partial tiles at the right and bottom), so that every output
+ * is checked across the tiles of the GPU kernels, not only within the
+ * first one. For each format and border: a rank-1 gaussian (5, 9 or 17,
+ * the fused separable path) and a random 2D kernel (3x3, 7x5 or 13x13,
+ * with a random anchor), rotating so that each format meets every kernel
+ * and both sizes. GPUCONVOLVE_TEST_QUICK (the valgrind setup) keeps the
+ * 300x200 frames only: one of the two kernels of each format and border.
+ * loop index: the format */
+GST_START_TEST (test_large_frames)
+{
+  static const guint sizes[][2] = { {300, 200}, {521, 263} };
+  static const struct
+  {
+    guint n;
+    gdouble sigma;
+  } gaussians[] = { {5, 1.0}, {9, 1.7}, {17, 3.0} };
+  static const guint kernels_2d[][2] = { {3, 3}, {7, 5}, {13, 13} };
+  const RefFormat fmt = (RefFormat) __i__;
+  const RefFormatInfo *fi = ref_format_info (fmt);
+  gchar *name = g_strdup_printf ("large_frames %s", fi->name);
+  GRand *r = ref_rand_new (name);
+  const gboolean quick = g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
+
+  for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+    for (guint rank1 = 0; rank1 < 2; rank1++) {
+      const guint *size = sizes[(__i__ + b + rank1) % 2];
+      const guint g = (__i__ + b) % G_N_ELEMENTS (gaussians);
+      const guint *k2 =
+          kernels_2d[(__i__ + 2 * b) % G_N_ELEMENTS (kernels_2d)];
+      RefKernel *k;
+      RefImage *img;
+      GstElement *e;
+      RefParams p;
+      gchar *what;
+
+      if (quick && size != sizes[0])
+        continue;
+      k = rank1 ? ref_builtin ("gaussian", gaussians[g].n,
+          gaussians[g].sigma) : gcvt_random_kernel (r, k2[0], k2[1], FALSE);
+      img = gcvt_random_image (r, fmt, size[0], size[1], -1.0, 1.0);
+      e = gcvt_element_new ();
+      ref_params_init (&p, k);
+      p.border = b;
+      p.border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
+          g_rand_double_range (r, 0.0, 255.0);
+      p.filter_alpha = fi->channels == 4 && g_rand_boolean (r);
+      p.bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
+          g_rand_double_range (r, -20.0, 20.0);
+      if (!rank1) {
+        p.scale = 1.0 / ref_kernel_sum_abs (k);
+        p.convolution = g_rand_boolean (r);
+        p.anchor_x = g_rand_int_range (r, 0, k->kw);
+        p.anchor_y = g_rand_int_range (r, 0, k->kh);
+      }
+      what = rank1 ? g_strdup_printf ("%ux%u gaussian %u sigma %g border=%s",
+          size[0], size[1], gaussians[g].n, gaussians[g].sigma,
+          ref_border_nick (b)) : g_strdup_printf ("%ux%u random %ux%u "
+          "border=%s", size[0], size[1], k->kw, k->kh, ref_border_nick (b));
+      gcvt_set_params (e, &p);
+      if (rank1) {
+        gst_util_set_object_arg (G_OBJECT (e), "filter", "gaussian");
+        g_object_set (e, "size", gaussians[g].n, "sigma", gaussians[g].sigma,
+            NULL);
+      }
+      if (!gcvt_refused_as_not_separable (e, rank1))
+        gcvt_run_and_check (e, fmt, fmt, img, &p, 0, 0, what);
+      gcvt_element_unref (e);
+      g_free (what);
+      ref_image_free (img);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* scipy's names: nearest is replicate, mirror is reflect101 */
 GST_START_TEST (test_border_aliases)
 {
@@ -655,6 +733,164 @@ GST_START_TEST (test_builtin_filters)
 
 GST_END_TEST;
 
+/* An image a derivative has something to say about: vertical step edges
+ * of random height every few columns, a slow vertical ramp and a little
+ * noise; 0..255 integers, or the same / 255 for GRAY32F. One sample is 255
+ * (1.0), so that max|in| is the whole range. */
+static RefImage *
+edges_image (GRand * r, RefFormat fmt, guint w, guint h)
+{
+  RefImage *img = ref_image_new (w, h, 1);
+  gdouble level = g_rand_double_range (r, 40, 215);
+  gdouble *column = g_new (gdouble, w);
+
+  for (guint x = 0; x < w; x++) {
+    if (x % 11 == 0)
+      level = g_rand_double_range (r, 20, 235);
+    column[x] = level;
+  }
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++) {
+      gdouble v = column[x] + 10.0 * (y / (gdouble) h - 0.5)
+          + g_rand_double_range (r, -3, 3);
+      v = CLAMP (floor (v + 0.5), 0, 255);
+      ref_pixel (img, x, y)[0] = fmt == REF_GRAY32F ? (gfloat) (v / 255.0) : v;
+    }
+  ref_pixel (img, g_rand_int_range (r, 0, w), g_rand_int_range (r, 0, h))[0] =
+      fmt == REF_GRAY32F ? 1.0 : 255.0;
+  g_free (column);
+  return img;
+}
+
+/* Large derivative kernels: sobel-x at sizes 15 and 31 has taps up to about
+ * 2e6 and 3e15 (sum|K| about 5.6e7 and 1.7e17), where float32 cannot hold
+ * the sum of a few taps exactly. Results must stay within the SPEC section
+ * 3 bound of the reference: float within 1e-5 * sum|K| * |scale| * max|in|
+ * (+ 1e-6), 8-bit within max(1, 1e-5 * sum|K| * |scale| * 255).
+ *
+ * One frame of sobel-x `size` with scale = c / sum|K| (c = 0: scale 1),
+ * on the separable path or (`never`) a 2D one; prints the bound and the
+ * largest error. */
+static void
+check_large_derivative (GRand * r, guint size, RefFormat in, RefFormat out,
+    gdouble c, gdouble bias, gboolean never, RefBorder border)
+{
+  const guint w = 61, h = 40;
+  const gdouble range = in == REF_GRAY32F ? 1.0 : 255.0;
+  RefKernel *k = ref_builtin ("sobel-x", size, 1.0);
+  const gdouble sum_abs = ref_kernel_sum_abs (k);
+  RefImage *img = edges_image (r, in, w, h), *ref;
+  GstElement *e = gcvt_element_new ();
+  GstHarness *harness;
+  GstBuffer *o;
+  guint strong = 0;
+  RefParams p;
+  gchar *what;
+
+  ref_params_init (&p, k);
+  p.bias = bias;
+  p.scale = c ? c / sum_abs : 1.0;
+  p.border = border;
+  p.border_value = in == REF_GRAY32F ? 0.25 : 64.0;
+  what = g_strdup_printf ("sobel-x size=%u (sum|K| %.17g) scale=%.6g "
+      "bias=%g separable=%s", size, sum_abs, p.scale, p.bias,
+      never ? "never" : "auto");
+  gcvt_set_params (e, &p);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "sobel-x");
+  g_object_set (e, "size", size, NULL);
+  if (never)
+    gst_util_set_object_arg (G_OBJECT (e), "separable", "never");
+
+  /* the frame has edges for the kernel to find: a fifth of the samples at
+   * least 2% of the input range away from the bias, at scale 1 / sum|K| */
+  ref = ref_filter (img, &p);
+  for (guint i = 0; i < w * h; i++)
+    strong += fabs (ref->v[i] - p.bias) / (p.scale * sum_abs) > 0.02 * range;
+  ref_image_free (ref);
+  g_print ("%s: %s -> %s, %u of %u samples strong, bound %.6g\n", what,
+      ref_format_info (in)->name, ref_format_info (out)->name, strong, w * h,
+      out == REF_GRAY8 ? ref_u8_tolerance (&p, img, in == REF_GRAY32F) :
+      ref_float_tolerance (&p, img, in == REF_GRAY8 ? 1.0 / 255.0 : 1.0));
+  fail_unless (strong >= w * h / 5, "%s: only %u of %u samples show an "
+      "edge", what, strong, w * h);
+
+  harness = gcvt_harness_new (e);
+  gcvt_set_caps (harness, in, out, w, h);
+  o = gcvt_process (harness, gcvt_buffer_new (img, in, 0, 0, FALSE));
+  g_print ("  largest error %.6g\n", gcvt_check_frame (o, in, out, img, &p,
+          what));
+  gst_buffer_unref (o);
+  gst_harness_teardown (harness);
+  gcvt_element_unref (e);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_free (what);
+}
+
+/* With scale 1 and bias 128 (the way such a kernel is often used) the
+ * 8-bit bound is larger than 255, so only float outputs are checked with
+ * it; with scale = c / sum|K| the outputs are edges around the bias and
+ * the bound is tight (1 for 8-bit, about 1e-5 for float in 0..1). The 2D
+ * path (separable=never) is checked as well as the separable one.
+ * loop index: the size, 15 or 31 */
+GST_START_TEST (test_large_derivatives)
+{
+  static const struct
+  {
+    RefFormat in, out;
+    gdouble c;                  /* scale = c / sum|K|, 0: scale 1 */
+    gdouble bias;
+  } cases[] = {
+    {REF_GRAY8, REF_GRAY8, 1.0, 128.0},
+    {REF_GRAY8, REF_GRAY8, 8.0, 128.0},
+    {REF_GRAY8, REF_GRAY32F, 1.0, 128.0},
+    {REF_GRAY8, REF_GRAY32F, 0.0, 128.0},
+    {REF_GRAY32F, REF_GRAY32F, 1.0, 0.5},
+    {REF_GRAY32F, REF_GRAY32F, 0.0, 128.0},
+    {REF_GRAY32F, REF_GRAY8, 4.0, 0.5},
+  };
+  const guint size = __i__ == 0 ? 15 : 31;
+  gchar *name = g_strdup_printf ("large_derivatives size %u", size);
+  GRand *r = ref_rand_new (name);
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint never = 0; never < 2; never++) {
+      /* separable=never contradicts algorithm=separable (test-properties) */
+      if (never && gcvt_forced_separable ())
+        continue;
+      check_large_derivative (r, size, cases[c].in, cases[c].out, cases[c].c,
+          cases[c].bias, never, (RefBorder) ((c + never) % REF_N_BORDERS));
+    }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* A bias much larger than the rest of the float bound: GRAY32F in 0..1
+ * with scale 1 / sum|K| and bias 128 has a bound of 1e-5 + 1e-6, while a
+ * float32 sample near 128 is only held to 7.6e-6. Within the bound where
+ * the bias is added once, after the taps; not where the sum starts from
+ * the bias and every tap row adds a rounding at 128.
+ * loop index: the size, 15 or 31 */
+GST_START_TEST (test_large_derivatives_float_bias)
+{
+  const guint size = __i__ == 0 ? 15 : 31;
+  gchar *name = g_strdup_printf ("large_derivatives_float_bias size %u",
+      size);
+  GRand *r = ref_rand_new (name);
+
+  for (guint never = 0; never < 2; never++)
+    if (!never || !gcvt_forced_separable ())
+      check_large_derivative (r, size, REF_GRAY32F, REF_GRAY32F, 1.0, 128.0,
+          never, (RefBorder) (never ? REF_BORDER_REFLECT :
+              REF_BORDER_CONSTANT));
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* The presets and the kernels their comments in GstGpuConvolve.prs
  * document. */
 static const struct
@@ -781,6 +1017,7 @@ compute_suite (void)
   tcase_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
   tcase_add_loop_test (tc, test_formats_borders, 0, REF_N_FORMATS);
+  tcase_add_loop_test (tc, test_large_frames, 0, REF_N_FORMATS);
   tcase_add_test (tc, test_border_aliases);
   tcase_add_loop_test (tc, test_small_frames_big_kernels, 0, REF_N_BORDERS);
   tcase_add_test (tc, test_padded_stride);
@@ -791,6 +1028,11 @@ compute_suite (void)
   tcase_add_test (tc, test_separable_pair);
   tcase_add_test (tc, test_active_algorithm);
   tcase_add_loop_test (tc, test_builtin_filters, 0, G_N_ELEMENTS (builtins));
+  tcase_add_loop_test (tc, test_large_derivatives, 0, 2);
+  /* the CPU backend starts each sum from the bias (cuda/gcv-cpu.c) */
+  GCVT_ADD_LOOP_TEST_IF (tc, test_large_derivatives_float_bias, 0, 2,
+      gcvt_on_cuda (), "the CPU backend adds the bias before the taps, not "
+      "within the float bound of a bias far larger than it");
   tcase_add_test (tc, test_presets);
   tcase_add_test (tc, test_unknown_preset);
   return s;

@@ -7,7 +7,8 @@
  *
  * CUDA only: gcvt_init() skips (77) without a device. Each case runs in a
  * process of its own (gst-check forks per test), since the engine counts
- * the calls per process; with CK_FORK=no the cases skip. */
+ * the calls per process; with CK_FORK=no no case is registered and the
+ * program exits 77 (skipped). */
 #include "common.h"
 
 #include <string.h>
@@ -43,6 +44,9 @@ static const FailCase cases[] = {
 };
 
 #define MAX_FRAMES 120
+
+#define NOT_FORKED "needs a process of its own (CK_FORK=no runs every test " \
+  "in one)"
 
 static gboolean
 forked (void)
@@ -108,10 +112,7 @@ GST_START_TEST (test_failure_injected)
   GstFlowReturn ret = GST_FLOW_OK;
   guint pushed = 0, out;
 
-  if (!forked ()) {
-    g_print ("needs a process per test (CK_FORK=no): skipped\n");
-    return;
-  }
+  fail_unless (forked ());       /* registered only there */
   r = ref_rand_new (c->spec);
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   e = gcvt_element_new ();
@@ -174,10 +175,7 @@ GST_START_TEST (test_failure_in_pipeline)
   GstMessage *msg;
   GError *err = NULL;
 
-  if (!forked ()) {
-    g_print ("needs a process per test (CK_FORK=no): skipped\n");
-    return;
-  }
+  fail_unless (forked ());       /* registered only there */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   props = gcvt_launch_props ();
   line = g_strdup_printf ("videotestsrc num-buffers=%d ! "
@@ -216,10 +214,7 @@ GST_START_TEST (test_no_allocation_per_frame)
   GstMessage *msg;
   GError *err = NULL;
 
-  if (!forked ()) {
-    g_print ("needs a process per test (CK_FORK=no): skipped\n");
-    return;
-  }
+  fail_unless (forked ());       /* registered only there */
   /* far more than the set-up takes: 2 slots of at most 6 buffers, 5 pinned
    * output buffers, and the upstream pool's */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", "alloc:60", TRUE);
@@ -256,9 +251,11 @@ cuda_failure_suite (void)
 
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
-  tcase_add_loop_test (tc, test_failure_injected, 0, G_N_ELEMENTS (cases));
-  tcase_add_loop_test (tc, test_failure_in_pipeline, 0, 3);
-  tcase_add_test (tc, test_no_allocation_per_frame);
+  GCVT_ADD_LOOP_TEST_IF (tc, test_failure_injected, 0, G_N_ELEMENTS (cases),
+      forked (), NOT_FORKED);
+  GCVT_ADD_LOOP_TEST_IF (tc, test_failure_in_pipeline, 0, 3, forked (),
+      NOT_FORKED);
+  GCVT_ADD_TEST_IF (tc, test_no_allocation_per_frame, forked (), NOT_FORKED);
   return s;
 }
 

@@ -18,8 +18,13 @@
 
 #include <gst/video/video.h>
 #include <glib/gstdio.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* --- captured messages -------------------------------------------------- */
 
@@ -481,8 +486,8 @@ GST_START_TEST (test_missing_device_named)
 GST_END_TEST;
 
 /* backend=auto with a device id that does not exist: the CPU, with the
- * warning naming the device id (where there is a device to compare with;
- * without one test-properties.c covers the fallback). */
+ * warning naming the device id. Where there is a device to compare with
+ * only; without one test-properties.c covers the fallback. */
 GST_START_TEST (test_auto_bad_device_id_falls_back)
 {
   GRand *r;
@@ -495,11 +500,7 @@ GST_START_TEST (test_auto_bad_device_id_falls_back)
   GstBuffer *out;
   gchar *text, *debug = NULL, *active = NULL;
 
-  if (!gcvt_on_cuda ()) {
-    g_print ("needs a CUDA device: test-properties.c covers backend=auto "
-        "without one\n");
-    return;
-  }
+  fail_unless (gcvt_on_cuda ());        /* registered only there */
   r = ref_rand_new ("auto_bad_device_id");
   e = gst_element_factory_make ("gpuconvolve", NULL);
   gst_util_set_object_arg (G_OBJECT (e), "backend", "auto");
@@ -770,7 +771,7 @@ GST_START_TEST (test_tuning_file_unusable)
     {"bad-row.tbl", bad_row, sizeof (bad_row) - 1, ":5:"},
     {"bad-variant.tbl", bad_variant, sizeof (bad_variant) - 1, "warp-speed"},
     {"empty.tbl", "", 0, "rows"},
-    {"a-directory", NULL, -2, "cannot read"},
+    {"a-directory", NULL, -2, "not a regular file"},
     {"good.tbl", good, sizeof (good) - 1, NULL},
   };
   GRand *r = ref_rand_new ("tuning_file_unusable");
@@ -830,6 +831,201 @@ GST_START_TEST (test_tuning_file_unusable)
     g_free (path);
   }
   g_rmdir (dir);
+  g_free (dir);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* READY->PAUSED in a thread, waited for a bounded time: a tuning-file that
+ * blocks or never ends must not hang the test. */
+typedef struct
+{
+  GstElement *element;
+  GstStateChangeReturn ret;
+  gboolean done;
+  GMutex lock;
+  GCond cond;
+} BoundedStart;
+
+static gpointer
+bounded_start_thread (gpointer data)
+{
+  BoundedStart *s = data;
+  GstStateChangeReturn ret = gst_element_set_state (s->element,
+      GST_STATE_PAUSED);
+
+  g_mutex_lock (&s->lock);
+  s->ret = ret;
+  s->done = TRUE;
+  g_cond_signal (&s->cond);
+  g_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* The state change of `e` to PAUSED, which must return within `seconds`.
+ * When it does not, a reader blocked on the FIFO `fifo` is let go (a writer
+ * comes and leaves) and the test fails; a reader of an endless file cannot
+ * be stopped, so the test fails and, in a process of its own or not, the
+ * process ends. */
+static GstStateChangeReturn
+start_within (GstElement * e, gdouble seconds, const gchar * fifo,
+    const gchar * what)
+{
+  BoundedStart s = { e, GST_STATE_CHANGE_FAILURE, FALSE };
+  gint64 deadline = g_get_monotonic_time () + (gint64) (seconds *
+      G_TIME_SPAN_SECOND);
+  GThread *t;
+  gboolean done;
+
+  g_mutex_init (&s.lock);
+  g_cond_init (&s.cond);
+  t = g_thread_new ("bounded-start", bounded_start_thread, &s);
+  g_mutex_lock (&s.lock);
+  while (!s.done && g_cond_wait_until (&s.cond, &s.lock, deadline));
+  done = s.done;
+  g_mutex_unlock (&s.lock);
+  if (!done && fifo) {
+    gint fd = open (fifo, O_WRONLY | O_NONBLOCK);
+    if (fd >= 0)
+      close (fd);
+    g_thread_join (t);
+    t = NULL;
+  }
+  if (!done) {
+    g_printerr ("%s: READY->PAUSED still blocked after %.0f s\n", what,
+        seconds);
+    /* the reader goes on: nothing to come back to */
+    if (t && g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0)
+      _exit (1);
+    ck_abort_msg ("%s: READY->PAUSED still blocked after %.0f s", what,
+        seconds);
+  }
+  g_thread_join (t);
+  g_mutex_clear (&s.lock);
+  g_cond_clear (&s.cond);
+  return s.ret;
+}
+
+/* A valid table of exactly `size` bytes: three lines, then comment lines
+ * (each within the 512-character limit) up to the size. */
+static gchar *
+padded_table (gsize size)
+{
+  GString *s = g_string_new ("gpu: Some GPU\narch: sm_90\n"
+      "GRAY8 3 3 0 640x480 0.25 tiled ty=2\n");
+
+  g_assert (size >= s->len + 2);
+  while (s->len < size) {
+    gsize line = MIN (size - s->len, 400);
+    if (size - s->len - line == 1)
+      line--;                   /* no 1-byte line left over: "#\n" needs 2 */
+    g_string_append_c (s, '#');
+    for (gsize i = 2; i < line; i++)
+      g_string_append_c (s, 'x');
+    g_string_append_c (s, '\n');
+  }
+  g_assert (s->len == size);
+  return g_string_free (s, FALSE);
+}
+
+/* Files named by tuning-file are read with a limit of 1 MiB and never
+ * block (SPEC section 6): a character device that never ends, a FIFO with
+ * no writer, a directory and a regular file over 1 MiB are each refused at
+ * once with one RESOURCE READ warning naming the property, the file and the
+ * reason, and the element filters on with the built-in choices. A valid
+ * table of exactly 1 MiB is read. */
+GST_START_TEST (test_tuning_file_not_regular_or_too_large)
+{
+  gchar *dir = g_dir_make_tmp ("gcvt-tuning-XXXXXX", NULL);
+  gchar *fifo = g_build_filename (dir, "a-fifo", NULL);
+  gchar *big = g_build_filename (dir, "over-1MiB.tbl", NULL);
+  gchar *limit = g_build_filename (dir, "1MiB.tbl", NULL);
+  gchar *text;
+  struct
+  {
+    const gchar *path;
+    const gchar *reason;        /* NULL: read without a warning */
+  } cases[] = {
+    {"/dev/zero", "not a regular file"},
+    {"/dev/urandom", "not a regular file"},
+    {fifo, "not a regular file"},
+    {dir, "not a regular file"},
+    {big, "1 MiB"},
+    {limit, NULL},
+  };
+  GRand *r = ref_rand_new ("tuning_file_not_regular_or_too_large");
+
+  fail_unless (dir != NULL);
+  fail_unless (mkfifo (fifo, 0600) == 0, "mkfifo: %s", g_strerror (errno));
+  text = padded_table (1024 * 1024 + 1);
+  fail_unless (g_file_set_contents (big, text, -1, NULL));
+  g_free (text);
+  text = padded_table (1024 * 1024);
+  fail_unless (g_file_set_contents (limit, text, -1, NULL));
+  g_free (text);
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
+    const gchar *path = cases[c].path;
+    GstElement *e;
+    RefKernel *k;
+    RefImage *img;
+    RefParams p;
+    GstHarness *h;
+    GstBuffer *out;
+    GstBus *bus;
+    GstMessage *msg;
+    guint warnings = 0;
+
+    if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
+      g_print ("%s: not on this system, case not run\n", path);
+      continue;
+    }
+    e = gcvt_element_new ();
+    k = gcvt_random_kernel (r, 3, 3, TRUE);
+    img = gcvt_random_image (r, REF_GRAY8, 16, 12, 0, 0);
+    ref_params_init (&p, k);
+    p.scale = 1.0 / ref_kernel_sum_abs (k);
+    gcvt_set_params (e, &p);
+    g_object_set (e, "tuning-file", path, NULL);
+    bus = gcvt_bus (e);
+    fail_unless_equals_int (start_within (e, 10.0, path == fifo ? fifo : NULL,
+            path), GST_STATE_CHANGE_SUCCESS);
+    while ((msg = gcvt_pop (bus, GST_MESSAGE_WARNING))) {
+      gchar *t = message_text (msg, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_READ, NULL);
+      g_print ("%s: %s\n", path, t);
+      warnings++;
+      fail_unless (gcvt_names (t, "tuning-file"), "\"%s\" does not name "
+          "tuning-file", t);
+      fail_unless (strstr (t, path) != NULL, "\"%s\" does not name %s", t,
+          path);
+      fail_unless (cases[c].reason && strstr (t, cases[c].reason),
+          "\"%s\" does not say %s", t, GST_STR_NULL (cases[c].reason));
+      g_free (t);
+      gst_message_unref (msg);
+    }
+    fail_unless_equals_int (warnings, cases[c].reason ? 1 : 0);
+    /* and it filters on */
+    h = gcvt_harness_new (e);
+    gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 16, 12);
+    out = gcvt_process (h, gcvt_buffer_new (img, REF_GRAY8, 0, 0, FALSE));
+    gcvt_assert_frame (out, REF_GRAY8, REF_GRAY8, img, &p, path);
+    gst_buffer_unref (out);
+    fail_unless (gcvt_pop (bus, GST_MESSAGE_ERROR) == NULL);
+    fail_unless (gcvt_pop (bus, GST_MESSAGE_WARNING) == NULL);
+    gst_harness_teardown (h);
+    gcvt_element_unref (e);
+    ref_image_free (img);
+    ref_kernel_free (k);
+  }
+  g_unlink (limit);
+  g_unlink (big);
+  g_unlink (fifo);
+  g_rmdir (dir);
+  g_free (limit);
+  g_free (big);
+  g_free (fifo);
   g_free (dir);
   g_rand_free (r);
 }
@@ -1061,11 +1257,14 @@ errors_suite (void)
   tcase_add_test (tc, test_array_elements_not_numbers);
   tcase_add_test (tc, test_start_invalid_settings);
   tcase_add_test (tc, test_missing_device_named);
-  tcase_add_test (tc, test_auto_bad_device_id_falls_back);
+  GCVT_ADD_TEST_IF (tc, test_auto_bad_device_id_falls_back, gcvt_on_cuda (),
+      "needs a CUDA device (test-properties.c covers backend=auto without "
+      "one)");
   tcase_add_test (tc, test_frame_errors_named);
   tcase_add_test (tc, test_gray32f_odd_layouts);
   tcase_add_test (tc, test_caps_outside_limits_pipeline);
   tcase_add_test (tc, test_tuning_file_unusable);
+  tcase_add_test (tc, test_tuning_file_not_regular_or_too_large);
   tcase_add_test (tc, test_preset_junk);
   return s;
 }
