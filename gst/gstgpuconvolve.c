@@ -602,6 +602,25 @@ input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
   return TRUE;
 }
 
+/* Whether `inbuf` holds the negotiated frame (input_image()'s checks,
+ * with the error posted when not). */
+static gboolean
+input_fits (GstGpuConvolve * self, GstBuffer * inbuf)
+{
+  GstMapInfo map;
+  GcvImage img;
+  gboolean ok;
+
+  if (!gst_buffer_map (inbuf, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer"),
+        (NULL));
+    return FALSE;
+  }
+  ok = input_image (self, inbuf, &map, &img);
+  gst_buffer_unmap (inbuf, &map);
+  return ok;
+}
+
 /* Buffer pools pass no reason on when they cannot allocate; pinned memory
  * keeps the CUDA error of the last failure in this thread. */
 static void
@@ -694,6 +713,12 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
     if (gst_gpu_convolve_frames_count (self->frames))
       return gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
           outbuf);
+    /* a buffer that does not hold the frame is refused here too, though
+     * nothing of it is read */
+    if (trans->queued_buf && !input_fits (self, trans->queued_buf)) {
+      gst_clear_buffer (&trans->queued_buf);
+      return GST_FLOW_ERROR;
+    }
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
   }

@@ -420,6 +420,26 @@ GST_START_TEST (test_meta_overflow)
 
 GST_END_TEST;
 
+/* In passthrough (the identity) a buffer that does not hold the frame is
+ * refused too, though nothing of it would be read. */
+GST_START_TEST (test_passthrough_short_buffer)
+{
+  GstElement *e = element_new ();
+  GstHarness *h = gcvt_harness_new (e);
+
+  gcvt_set_caps (h, REF_RGBA, REF_RGBA, 16, 8);
+  fail_unless (gst_base_transform_is_passthrough (GST_BASE_TRANSFORM (e)));
+  fail_unless_equals_int (gst_harness_push (h,
+          gst_buffer_new_allocate (NULL, 16 * 4 * 8 - 1, NULL)),
+      GST_FLOW_ERROR);
+  gcvt_assert_message (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
+      GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, "511");
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
 /* --- allocation and passthrough ----------------------------------------- */
 
 /* Downstream's allocation answer: a pool it fills of min = max = 3. */
@@ -801,6 +821,7 @@ conformance_suite (void)
   tcase_add_test (tc, test_crop_meta_wrong_size);
   tcase_add_test (tc, test_metas_pass);
   tcase_add_test (tc, test_meta_overflow);
+  tcase_add_test (tc, test_passthrough_short_buffer);
   tcase_add_test (tc, test_pool_for_downstream_and_flight);
   tcase_add_test (tc, test_passthrough_to_filtering);
   tcase_add_test (tc, test_flags_and_events_in_order);
