@@ -4,7 +4,7 @@
 #define BENCH_COMPARE_H
 
 #include <glib.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 G_BEGIN_DECLS
 

@@ -4,7 +4,7 @@
 #define BENCH_CONFIGS_H
 
 #include <glib.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 G_BEGIN_DECLS
 

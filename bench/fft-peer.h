@@ -6,7 +6,7 @@
 
 #include <glib.h>
 #include <cuda_runtime_api.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 #ifdef __cplusplus
 extern "C" {

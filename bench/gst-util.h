@@ -4,7 +4,7 @@
 #define BENCH_GST_UTIL_H
 
 #include <gst/gst.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 G_BEGIN_DECLS
 

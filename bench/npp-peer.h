@@ -9,7 +9,7 @@
 
 #include <glib.h>
 #include <cuda_runtime_api.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 G_BEGIN_DECLS
 

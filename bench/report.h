@@ -3,7 +3,7 @@
 #define BENCH_REPORT_H
 
 #include <glib.h>
-#include "gcv.h"
+#include "gcv-private.h"
 #include "timing.h"
 
 G_BEGIN_DECLS

@@ -9,8 +9,7 @@
 #include <stdint.h>
 
 #include <mutex>
-#include <set>
-#include <utility>
+#include <stdlib.h>
 
 namespace gcv {
 
@@ -20,12 +19,21 @@ namespace gcv {
  * would let one plan lower it between another's raise and launch. So it is
  * raised once per kernel and device, to the device's maximum, and never
  * lowered. */
+struct RaisedSmem {
+  const void *kernel;
+  int device;
+};
+
 template <typename K>
 static cudaError_t
 allow_smem (K kernel)
 {
+  /* kernels of this translation unit whose limit is raised, per device; a
+   * plain array, so that no template of the standard library is exported
+   * from the engine */
   static std::mutex lock;
-  static std::set<std::pair<const void *, int>> raised;
+  static RaisedSmem *raised;
+  static size_t n_raised, n_alloc;
   cudaFuncAttributes attr;
   int dev, optin;
   cudaError_t err = cudaGetDevice (&dev);
@@ -33,8 +41,9 @@ allow_smem (K kernel)
   if (err != cudaSuccess)
     return err;
   std::lock_guard<std::mutex> hold (lock);
-  if (raised.count ({(const void *) kernel, dev}))
-    return cudaSuccess;
+  for (size_t i = 0; i < n_raised; i++)
+    if (raised[i].kernel == (const void *) kernel && raised[i].device == dev)
+      return cudaSuccess;
   if ((err = cudaDeviceGetAttribute (&optin,
               cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess
       || (err = cudaFuncGetAttributes (&attr, kernel)) != cudaSuccess
@@ -42,7 +51,15 @@ allow_smem (K kernel)
               cudaFuncAttributeMaxDynamicSharedMemorySize,
               optin - (int) attr.sharedSizeBytes)) != cudaSuccess)
     return err;
-  raised.insert ({(const void *) kernel, dev});
+  if (n_raised == n_alloc) {
+    size_t n = n_alloc ? 2 * n_alloc : 64;
+    RaisedSmem *grown = (RaisedSmem *) realloc (raised, n * sizeof (*grown));
+    if (!grown)
+      return cudaSuccess;       /* raised, only not remembered */
+    raised = grown;
+    n_alloc = n;
+  }
+  raised[n_raised++] = { (const void *) kernel, dev };
   return cudaSuccess;
 }
 

@@ -428,6 +428,12 @@ gcv_filter_equal (const GcvFilter * a, const GcvFilter * b)
       && memcmp (a->column, b->column, sizeof (gfloat) * a->kh) == 0);
 }
 
+gboolean
+gcv_filter_is_identity (const GcvFilter * filter)
+{
+  return filter->identity;
+}
+
 void
 gcv_filter_free (GcvFilter * filter)
 {

@@ -313,12 +313,6 @@ gcv_plan_describe (GcvPlan * plan)
   return plan->description;
 }
 
-const GcvGeometry *
-gcv_plan_get_geometry (GcvPlan * plan)
-{
-  return &plan->geometry;
-}
-
 guint
 gcv_plan_get_capacity (GcvPlan * plan)
 {

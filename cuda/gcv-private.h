@@ -3,9 +3,41 @@
 #define GCV_PRIVATE_H
 
 #include "gcv.h"
+#include "gcv-interop.h"
 #include "gcv-dispatch.h"
 
 G_BEGIN_DECLS
+
+/* A validated filter, ready to run: correlation taps with the scale folded in. */
+struct _GcvFilter {
+  guint kw, kh;
+  guint ax, ay;
+  gfloat *taps;                 /* kh * kw, row-major */
+  gboolean rank1;               /* taps == column (x) row, within float tolerance */
+  gfloat *row, *column;         /* factors when rank1, else NULL */
+  gboolean use_separable;       /* rank1 and not disabled by separable=never */
+  gfloat bias;
+  GcvBorder border;
+  gfloat border_value;
+  gboolean filter_alpha;
+  gboolean identity;            /* one tap of 1 at the anchor and no bias */
+};
+
+GcvFilter *gcv_filter_copy (const GcvFilter * filter);
+gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
+/* Size the described filter will have (built-ins: from size; custom:
+ * kernel-width and kernel-height). */
+void gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw,
+    guint * kh);
+
+/* Forces a family with its parameters, written as the tuning tables write
+ * them: "tiled ty=2", "register p=8 block=128", "separable fused ty=4",
+ * "separable two-pass", "direct", "fft". NULL gives the choice back to the
+ * dispatcher. The CPU backend ignores it. (The benchmark and tuner.) */
+gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
+    GError ** error);
+/* The family the plan runs. */
+GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
 
 /* built-in filters (gcv-builtin.c) */
 void gcv_builtin_get_size (GcvBuiltin filter, guint size, guint * kw,

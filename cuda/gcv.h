@@ -1,7 +1,8 @@
 /* gpuconvolve engine: 2D and separable convolution of video frames.
  *
- * The public C API of the engine that sits under the GStreamer element. It
- * depends on GLib only, so applications and the benchmark can use it directly.
+ * The public C API of the engine that sits under the GStreamer element:
+ * what an application that filters frames needs. It depends on GLib only.
+ * gcv-interop.h adds device frames, streams and page-locked memory.
  *
  * Usage:
  *   GcvFilter *f = gcv_filter_new (&desc, &err);       // validate, normalise
@@ -20,6 +21,10 @@
 #include <glib.h>
 
 G_BEGIN_DECLS
+
+/* The library exports what gcv.h and gcv-interop.h declare, and nothing
+ * else: it is built with hidden visibility. */
+#define GCV_API __attribute__ ((visibility ("default")))
 
 #define GCV_MAX_KERNEL_SIZE 1023
 #define GCV_MAX_FRAME_SIZE 32767
@@ -96,7 +101,7 @@ typedef enum {
 } GcvField;
 
 #define GCV_ERROR (gcv_error_quark ())
-GQuark gcv_error_quark (void);
+GCV_API GQuark gcv_error_quark (void);
 
 typedef enum {
   GCV_ERROR_SETTINGS,           /* invalid filter description */
@@ -129,38 +134,24 @@ typedef struct {
   GcvAlgorithm algorithm;       /* validated here: separable needs a rank-1 kernel */
 } GcvFilterDesc;
 
-/* A validated filter, ready to run: correlation taps with the scale folded in. */
-typedef struct {
-  guint kw, kh;
-  guint ax, ay;
-  gfloat *taps;                 /* kh * kw, row-major */
-  gboolean rank1;               /* taps == column (x) row, within float tolerance */
-  gfloat *row, *column;         /* factors when rank1, else NULL */
-  gboolean use_separable;       /* rank1 and not disabled by separable=never */
-  gfloat bias;
-  GcvBorder border;
-  gfloat border_value;
-  gboolean filter_alpha;
-  gboolean identity;            /* one tap of 1 at the anchor and no bias */
-} GcvFilter;
+/* A validated filter, ready to run (opaque). */
+typedef struct _GcvFilter GcvFilter;
 
-void gcv_filter_desc_init (GcvFilterDesc * desc);
-gboolean gcv_filter_desc_validate (const GcvFilterDesc * desc, GcvField fields,
+GCV_API void gcv_filter_desc_init (GcvFilterDesc * desc);
+GCV_API gboolean gcv_filter_desc_validate (const GcvFilterDesc * desc, GcvField fields,
     GError ** error);
-GcvFilter *gcv_filter_new (const GcvFilterDesc * desc, GError ** error);
-GcvFilter *gcv_filter_copy (const GcvFilter * filter);
-gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
-void gcv_filter_free (GcvFilter * filter);
-/* Size the described filter will have (built-ins: from size; custom: kernel-width). */
-void gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw, guint * kh);
+GCV_API GcvFilter *gcv_filter_new (const GcvFilterDesc * desc, GError ** error);
+GCV_API void gcv_filter_free (GcvFilter * filter);
+/* One tap of 1 at the anchor and no bias: the output is the input. */
+GCV_API gboolean gcv_filter_is_identity (const GcvFilter * filter);
 
-const gchar *gcv_builtin_nick (GcvBuiltin filter);
-const gchar *gcv_border_nick (GcvBorder border);
-const gchar *gcv_algorithm_nick (GcvAlgorithm algorithm);
-const gchar *gcv_format_name (GcvFormat format);
-gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
+GCV_API const gchar *gcv_builtin_nick (GcvBuiltin filter);
+GCV_API const gchar *gcv_border_nick (GcvBorder border);
+GCV_API const gchar *gcv_algorithm_nick (GcvAlgorithm algorithm);
+GCV_API const gchar *gcv_format_name (GcvFormat format);
+GCV_API gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
 /* Bytes per pixel (1, 4); GRAY32F is 4. */
-guint gcv_format_pixel_size (GcvFormat format);
+GCV_API guint gcv_format_pixel_size (GcvFormat format);
 
 typedef struct {
   GcvFormat in_format, out_format;
@@ -178,22 +169,20 @@ typedef struct _GcvEngine GcvEngine;
 typedef struct _GcvPlan GcvPlan;
 
 /* Whether a backend can run here (CUDA: a usable device with that id). */
-gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
+GCV_API gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
     GError ** error);
-GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
+GCV_API GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
     GError ** error);
-GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
-/* The CUDA device the engine runs on; -1 on the CPU backend. */
-gint gcv_engine_get_device (GcvEngine * engine);
+GCV_API GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);
 /* The dispatcher's table: this file instead of the cached or shipped table
  * for the device; "" for no table (the heuristic alone); NULL to look for
  * the cached or shipped one again. FALSE (and the previous table kept) when
  * the file cannot be read or parsed. The CPU backend has no dispatcher; it
  * only checks the file. */
-gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
+GCV_API gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * path,
     GError ** error);
-const gchar *gcv_engine_describe (GcvEngine * engine);
-void gcv_engine_free (GcvEngine * engine);
+GCV_API const gchar *gcv_engine_describe (GcvEngine * engine);
+GCV_API void gcv_engine_free (GcvEngine * engine);
 
 /* A frame submitted to a plan, until it is waited for. */
 typedef guint64 GcvTicket;
@@ -201,66 +190,35 @@ typedef guint64 GcvTicket;
 /* How many frames a plan holds in flight when `wanted` are asked for: the
  * CPU backend runs each frame to its end inside submit (1); CUDA holds as
  * many as asked. */
-guint gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted);
+GCV_API guint gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted);
 
 /* Up to gcv_engine_frames_in_flight (engine, in_flight) frames may be in
  * flight at once. */
-GcvPlan *gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
+GCV_API GcvPlan *gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
     const GcvFilter * filter, GcvAlgorithm algorithm, guint in_flight,
     GError ** error);
 /* Swap the filter; frames already submitted keep the old one. */
-gboolean gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
+GCV_API gboolean gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     GcvAlgorithm algorithm, GError ** error);
 /* Starts filtering src into dst; dst is ready once `ticket` is waited
  * for. Refused (GCV_ERROR_FRAME) while the plan holds as many frames in
  * flight as it can: wait for the oldest first. */
-gboolean gcv_plan_submit (GcvPlan * plan, const GcvImage * src,
+GCV_API gboolean gcv_plan_submit (GcvPlan * plan, const GcvImage * src,
     const GcvImage * dst, GcvTicket * ticket, GError ** error);
 /* Waits for a frame; every ticket is waited for once, in any order. */
-gboolean gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error);
+GCV_API gboolean gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error);
 /* submit and wait */
-gboolean gcv_plan_run (GcvPlan * plan, const GcvImage * src,
+GCV_API gboolean gcv_plan_run (GcvPlan * plan, const GcvImage * src,
     const GcvImage * dst, GError ** error);
-/* Forces a family with its parameters, written as gcv_plan_describe() and
- * the tuning tables write them: "tiled ty=2", "register p=8 block=128",
- * "separable fused ty=4", "separable two-pass", "direct", "fft". NULL gives
- * the choice back to the dispatcher. The CPU backend ignores it. */
-gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
-    GError ** error);
-/* The family the plan runs, and a description with its parameters. */
-GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
-const gchar *gcv_plan_describe (GcvPlan * plan);
-const GcvGeometry *gcv_plan_get_geometry (GcvPlan * plan);
+/* The family the plan runs, with its parameters and where the choice came
+ * from, as text. */
+GCV_API const gchar *gcv_plan_describe (GcvPlan * plan);
 /* Frames the plan holds in flight at most. */
-guint gcv_plan_get_capacity (GcvPlan * plan);
-void gcv_plan_free (GcvPlan * plan);
-
-/* CUDA backend only; the CPU backend returns NULL / FALSE. */
-/* Interop is by slot: a frame's slot is its ticket modulo the plan's
- * capacity, so with a capacity of 1 every frame runs in slot 0. */
-/* The cudaStream_t that frames of `slot` run on (for timing with events). */
-gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
-/* The pitched device buffer that holds the input of `slot` (input format).
- * A frame written there and submitted with src->data equal to img->data and
- * src->on_device set is used in place, with no copy. Valid until the plan's
- * filter changes; usable from any stream once the plan or filter is set. */
-gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
-    GcvImage * img);
-/* Page-locked host memory for frames (plain memory on the CPU backend). */
-gpointer gcv_engine_host_alloc (GcvEngine * engine, gsize size,
-    GError ** error);
-void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
-/* Page-locked host memory usable with any device, with no engine needed (it
- * may outlive one); NULL with an error where CUDA is not usable. */
-gpointer gcv_pinned_alloc (gsize size, GError ** error);
-void gcv_pinned_free (gpointer mem);
-/* Device memory in use on a CUDA device, by every process, and its total
- * (cudaMemGetInfo); FALSE with an error where CUDA is not usable. */
-gboolean gcv_device_memory (gint device_id, gsize * used, gsize * total,
-    GError ** error);
+GCV_API guint gcv_plan_get_capacity (GcvPlan * plan);
+GCV_API void gcv_plan_free (GcvPlan * plan);
 
 /* Bytes a host frame needs with this stride. */
-gsize gcv_frame_size (GcvFormat format, guint width, guint height,
+GCV_API gsize gcv_frame_size (GcvFormat format, guint width, guint height,
     gsize stride);
 
 G_END_DECLS

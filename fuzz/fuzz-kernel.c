@@ -18,7 +18,7 @@
 #include <gst/gst.h>
 #include <math.h>
 #include "gstgpuconvolve.h"
-#include "gcv.h"
+#include "gcv-private.h"
 
 static GcvEngine *engine;
 

@@ -439,7 +439,7 @@ update_passthrough (GstGpuConvolve * self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   gboolean was = gst_base_transform_is_passthrough (trans);
-  gboolean now = self->filter && self->filter->identity
+  gboolean now = self->filter && gcv_filter_is_identity (self->filter)
       && self->in_info.format == self->out_info.format;
 
   gst_base_transform_set_passthrough (trans, now);

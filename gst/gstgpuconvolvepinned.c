@@ -2,7 +2,7 @@
  * engine), and buffer pools of it. Memory may outlive the element that
  * allocated it, so it depends on no engine. */
 #include "gstgpuconvolvepinned.h"
-#include "gcv.h"
+#include "gcv-interop.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_gpu_convolve_pinned_debug);
 #define GST_CAT_DEFAULT gst_gpu_convolve_pinned_debug

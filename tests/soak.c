@@ -21,7 +21,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 
-#include "gcv.h"
+#include "gcv-interop.h"
 
 #include <stdio.h>
 #include <stdlib.h>

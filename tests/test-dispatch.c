@@ -2,7 +2,7 @@
  * errors, saving and loading, nearest-neighbour lookup, where they are
  * found, file names) and the analytic heuristic against cases computed here
  * from its documented formula. */
-#include "gcv-dispatch.h"
+#include "gcv-private.h"
 #include "gcv-tuning.h"
 
 #include <glib/gstdio.h>

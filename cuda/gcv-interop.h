@@ -1,0 +1,42 @@
+/* gpuconvolve engine: CUDA interop for applications that keep frames on the
+ * GPU or in page-locked memory, next to gcv.h.
+ *
+ * Frames on the device: a GcvImage with on_device set holds a device
+ * pointer (CUDA backend only). The functions below return NULL / FALSE on
+ * the CPU backend. Interop is by slot: a frame's slot is its ticket modulo
+ * the plan's capacity (gcv_plan_get_capacity()), so with a capacity of 1
+ * every frame runs in slot 0.
+ */
+#ifndef GCV_INTEROP_H
+#define GCV_INTEROP_H
+
+#include "gcv.h"
+
+G_BEGIN_DECLS
+
+/* The CUDA device the engine runs on; -1 on the CPU backend. */
+GCV_API gint gcv_engine_get_device (GcvEngine * engine);
+/* The cudaStream_t that frames of `slot` run on (for timing with events). */
+GCV_API gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
+/* The pitched device buffer that holds the input of `slot` (input format).
+ * A frame written there and submitted with src->data equal to img->data and
+ * src->on_device set is used in place, with no copy. Valid until the plan's
+ * filter changes; usable from any stream once the plan or filter is set. */
+GCV_API gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
+    GcvImage * img);
+/* Page-locked host memory for frames (plain memory on the CPU backend). */
+GCV_API gpointer gcv_engine_host_alloc (GcvEngine * engine, gsize size,
+    GError ** error);
+GCV_API void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
+/* Page-locked host memory usable with any device, with no engine needed (it
+ * may outlive one); NULL with an error where CUDA is not usable. */
+GCV_API gpointer gcv_pinned_alloc (gsize size, GError ** error);
+GCV_API void gcv_pinned_free (gpointer mem);
+/* Device memory in use on a CUDA device, by every process, and its total
+ * (cudaMemGetInfo); FALSE with an error where CUDA is not usable. */
+GCV_API gboolean gcv_device_memory (gint device_id, gsize * used, gsize * total,
+    GError ** error);
+
+G_END_DECLS
+
+#endif /* GCV_INTEROP_H */
