@@ -58,6 +58,7 @@ def run(plan: Plan) -> int:
     started = time.monotonic()
     ray_info: dict[str, Any] = {}
     status = 0
+    task_seconds = 0.0
     if todo:
         try:
             ray_info = _connect(plan.address)
@@ -69,7 +70,7 @@ def run(plan: Plan) -> int:
             gpus = _gpus_per_task(plan, ray_info)
             ray_info.update(gpus_per_task=gpus, cpus_per_task=plan.cpus_per_task)
             jobs = [_job(plan, index, gpus == 0) for index in todo]
-            status = _execute(plan, jobs, records, gpus)
+            status, task_seconds = _execute(plan, jobs, records, gpus)
         except UsageError as e:
             print(f"gpuconvolve-batch: {e}", file=sys.stderr)
             return 2
@@ -78,7 +79,8 @@ def run(plan: Plan) -> int:
             _remove_parts(records)
     seconds = time.monotonic() - started
 
-    total = report.totals(records, seconds, counts_frames=plan.spec.kind == "edge-energy")
+    total = report.totals(records, seconds, task_seconds,
+                          counts_frames=plan.spec.kind == "edge-energy")
     report.write_json(plan.report_path, {
         "version": report.REPORT_VERSION,
         "command": plan.command,
@@ -152,8 +154,12 @@ def _job(plan: Plan, index: int, cpu_only: bool) -> Job:
                test_kill=plan.test_kill == os.path.basename(input_path))
 
 
-def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]], gpus: float) -> int:
-    """Runs the tasks and fills in the records; 130 when interrupted."""
+def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
+             gpus: float) -> tuple[int, float]:
+    """Runs the tasks and fills in the records. Returns 130 when interrupted,
+    else 0, and the seconds from the first task submitted to the last ended
+    (the batch's time less Ray's start)."""
+    started = time.monotonic()
     task = ray.remote(
         num_cpus=plan.cpus_per_task, num_gpus=gpus,
         # max_retries counts lost workers and nodes as well as exceptions
@@ -178,20 +184,22 @@ def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]], gpus: f
             for note in _retry_notes(previous, snapshot, records):
                 line.note(note)
             frames = sum(snapshot["frames"].values())
-            line.update(finished, failed, len(pending), frames, file_ended=bool(ready))
+            running = sum(job.index in snapshot["attempts"] for job in pending.values())
+            line.update(finished, failed, running, len(pending) - running, frames,
+                        file_ended=bool(ready))
     except KeyboardInterrupt:
         for ref, job in pending.items():
             ray.cancel(ref, force=True)
             records[job.index]["status"] = "cancelled"
         print("\ngpuconvolve-batch: interrupted; cancelled the files still running",
               file=sys.stderr)
-        return 130
+        return 130, time.monotonic() - started
     finally:
         line.close()
         snapshot = _snapshot(progress, snapshot)
         for job in jobs:
             _fill_from_progress(records[job.index], job.index, snapshot)
-    return 0
+    return 0, time.monotonic() - started
 
 
 def _collect(ref: ray.ObjectRef, record: dict[str, Any]) -> bool:

@@ -54,7 +54,7 @@ class ProgressLine:
         self.started = time.monotonic()
         self.shown = False
 
-    def update(self, finished: int, failed: int, running: int, frames: int,
+    def update(self, finished: int, failed: int, running: int, queued: int, frames: int,
                file_ended: bool) -> None:
         if not self.enabled or not (self.tty or file_ended):
             return
@@ -62,7 +62,8 @@ class ProgressLine:
         filled = self.WIDTH * finished // self.total if self.total else self.WIDTH
         bar = "#" * filled + "-" * (self.WIDTH - filled)
         text = (f"[{bar}] {finished}/{self.total} files"
-                f"{f' ({failed} failed)' if failed else ''}, {running} running")
+                f"{f' ({failed} failed)' if failed else ''}, {running} running"
+                f"{f', {queued} queued' if queued else ''}")
         if self.counts_frames:
             text += f", {frames} frames, {frames / elapsed:.1f} frames/s"
         if self.tty:

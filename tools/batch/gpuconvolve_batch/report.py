@@ -19,15 +19,18 @@ def new_record(input_path: str, output: str) -> dict[str, Any]:
             "failed_attempts": []}
 
 
-def totals(records: list[dict[str, Any]], seconds: float, counts_frames: bool) -> dict[str, Any]:
+def totals(records: list[dict[str, Any]], seconds: float, task_seconds: float,
+           counts_frames: bool) -> dict[str, Any]:
+    """Counts by status; frames per second over the time tasks ran (from the
+    first submitted to the last ended), which leaves out Ray's start."""
     count = {status: sum(r["status"] == status for r in records)
              for status in ("done", "failed", "skipped", "cancelled")}
     # pipeline jobs count no frames: None, not 0
     frames = (sum(r["frames"] or 0 for r in records if r["status"] == "done")
               if counts_frames else None)
-    rate = round(frames / seconds, 2) if frames is not None and seconds > 0 else None
+    rate = round(frames / task_seconds, 2) if frames is not None and task_seconds > 0 else None
     return {"files": len(records), **count, "frames": frames, "seconds": round(seconds, 3),
-            "frames_per_second": rate}
+            "task_seconds": round(task_seconds, 3), "frames_per_second": rate}
 
 
 def by_node(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -82,12 +85,11 @@ def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_p
             print(f"{status}{name}  after {r['attempts']} attempt(s), last on {_where(r)}: "
                   f"{r['error']}", file=stream)
         else:
-            print(f"{status}{name}", file=stream)
+            print(f"{status}{name.rstrip()}", file=stream)
     rate = total["frames_per_second"]
-    frames = f"{total['frames']} frames " if total["frames"] is not None else ""
-    print(f"gpuconvolve-batch: {total['files']} files: {total['done']} done, "
-          f"{total['failed']} failed, {total['skipped']} skipped"
-          f"{', ' + str(total['cancelled']) + ' cancelled' if total['cancelled'] else ''}; "
-          f"{frames}in {total['seconds']:.1f} s"
-          f"{f', {rate:.1f} frames/s' if rate is not None else ''}; report {report_path}",
-          file=stream)
+    frames = (f"{total['frames']} frames{f' ({rate:.1f} frames/s)' if rate is not None else ''}, "
+              if total["frames"] is not None else "")
+    cancelled = f", {total['cancelled']} cancelled" if total["cancelled"] else ""
+    print(f"gpuconvolve-batch: {total['files']} file{'s' if total['files'] != 1 else ''}: "
+          f"{total['done']} done, {total['failed']} failed, {total['skipped']} skipped{cancelled}; "
+          f"{frames}{total['seconds']:.1f} s in all; report {report_path}", file=stream)
