@@ -4,9 +4,10 @@
 #
 #   tools/batch/install.sh [VENV_DIR]     (default: tools/batch/.venv)
 #
-# PYTHON picks the interpreter (default python3). On Debian, python3-venv is
-# installed first when the interpreter cannot make a venv (with sudo when not
-# root; never asks questions). Exits 0 when the venv is ready, 1 otherwise.
+# PYTHON picks the interpreter (default python3). On Debian, python3-venv
+# (and with it python3) is installed first when the interpreter cannot make a
+# venv (with sudo when not root; never asks questions). Exits 0 when the venv
+# is ready, non-zero otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${1:-$here/.venv}
@@ -20,15 +21,10 @@ if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$stamp" "$requirement
   exit 0
 fi
 
-if ! command -v "$python" >/dev/null 2>&1; then
-  echo "install.sh: $python not found; install Python 3 (Debian: apt-get install python3)" >&2
-  exit 1
-fi
-
-# Debian splits venv's ensurepip into python3-venv.
+# Debian splits venv's ensurepip into python3-venv (which brings python3).
 if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    echo "install.sh: $python cannot make a venv (no ensurepip); install its venv module" >&2
+    echo "install.sh: $python cannot make a venv; install Python 3 with its venv module" >&2
     exit 1
   fi
   sudo=()
@@ -44,6 +40,7 @@ if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
     --no-install-recommends python3-venv </dev/null
+  python=python3
 fi
 
 echo "Making $venv and installing $(grep -v '^#' "$requirements" | xargs)"
