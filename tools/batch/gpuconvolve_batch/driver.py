@@ -7,6 +7,7 @@ import glob
 import logging
 import os
 import re
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -164,6 +165,9 @@ def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
         num_cpus=plan.cpus_per_task, num_gpus=gpus,
         # max_retries counts lost workers and nodes as well as exceptions
         max_retries=plan.retries, retry_exceptions=True)(worker.run_job)
+    # SIGTERM (kill, a scheduler's time limit) ends the batch like Ctrl-C:
+    # the tasks are cancelled and the report is written.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     progress = Progress.remote()
     pending = {task.options(name=f"gpuconvolve-batch {job.name}").remote(job, progress): job
                for job in jobs}

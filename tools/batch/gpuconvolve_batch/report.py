@@ -75,7 +75,7 @@ def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_p
     width = max((len(os.path.basename(r["input"])) for r in records), default=0)
     for r in records:
         name = os.path.basename(r["input"]).ljust(width)
-        status = r["status"].ljust(9)
+        status = r["status"].ljust(9) + " "
         if r["status"] == "done":
             frames = "" if r["frames"] is None else f"{r['frames']} frames, "
             print(f"{status}{name}  {frames}{r['seconds']:.1f} s, {_where(r)}"
