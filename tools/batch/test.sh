@@ -122,6 +122,8 @@ check "a missing file is named" usage_error "nosuch.webm" -o "$work/u" "$work/no
 check "an empty glob is named" usage_error "$work/none/*.webm" -o "$work/u" "$work/none/*.webm"
 check "an output dir that cannot be made is named" \
   usage_error "$work/a-file/out" -o "$work/a-file/out" "$work/a-file"
+check "an address where no cluster answers is named" \
+  usage_error "127.0.0.2:1" --address 127.0.0.2:1 -o "$work/u" "$work/a-file"
 if [ "$(id -u)" -ne 0 ]; then         # root writes anywhere
   mkdir "$work/read-only" && chmod 555 "$work/read-only"
   check "an unwritable output dir is named" \

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -64,8 +65,7 @@ def run(plan: Plan) -> int:
         try:
             ray_info = _connect(plan.address)
         except Exception as e:
-            print(f"gpuconvolve-batch: cannot {'join Ray at ' + plan.address if plan.address else 'start Ray'}: "
-                  f"{str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+            _explain_connect_failure(plan.address, e)
             return 2
         try:
             gpus = _gpus_per_task(plan, ray_info)
@@ -103,6 +103,7 @@ def _connect(address: str | None) -> dict[str, Any]:
     # Worker output is captured per file; Ray's own INFO lines are noise here.
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address:
+        _check_reachable(address)
         ray.init(address=address, **quiet)
     else:
         # "local": always a new instance, never a cluster found on this machine
@@ -114,6 +115,30 @@ def _connect(address: str | None) -> dict[str, Any]:
     return {"address": address or "embedded", "gcs_address": ray.get_runtime_context().gcs_address,
             "version": ray.__version__, "nodes": len(nodes),
             "gpus": ray.cluster_resources().get("GPU", 0)}
+
+
+def _check_reachable(address: str) -> None:
+    """Fails at once where nothing listens at HOST:PORT; Ray itself would
+    try again for many minutes. Other forms (auto, ray://) are Ray's to read."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as e:
+        raise ConnectionError(f"nothing answers at {address} ({e.strerror or e})") from None
+
+
+def _explain_connect_failure(address: str | None, error: Exception) -> None:
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if not address:
+        print(f"gpuconvolve-batch: cannot start Ray: {reason}", file=sys.stderr)
+        return
+    print(f"gpuconvolve-batch: cannot join the Ray cluster at {address}: {reason}\n"
+          "gpuconvolve-batch: is it running and reachable from here, with this Ray and Python "
+          "version? A cluster with token authentication needs RAY_AUTH_MODE=token and its "
+          "token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) here as on its nodes; see docs/batch.md",
+          file=sys.stderr)
 
 
 def _route_ray_notices() -> None:
