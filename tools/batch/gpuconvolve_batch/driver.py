@@ -167,7 +167,7 @@ def _gpus_per_task(plan: Plan, ray_info: dict[str, Any]) -> float:
         if not plan.address:
             raise UsageError(f"--gpus-per-task {plan.gpus_per_task:g}: Ray sees no GPU on this "
                              "machine; use --gpus-per-task 0 (the CPU backend)")
-        print(f"gpuconvolve-batch: the cluster has no GPU now; the tasks wait until a node "
+        print("gpuconvolve-batch: the cluster has no GPU now; the tasks wait until a node "
               "with GPUs joins", file=sys.stderr)
     return plan.gpus_per_task
 

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 import uuid
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import ray
 
@@ -59,27 +59,30 @@ def run_job(job: Job, progress: Any) -> dict[str, Any]:
         attempt = ray.get(progress.started.remote(job.index, place))
     except Exception:                    # progress is not worth failing a file for
         attempt = 0
-    for path in (job.input, os.path.dirname(job.output)):
-        if not os.path.exists(path):
-            progress.failed.remote(job.index, attempt, f"{path} does not exist on the node")
-            raise JobFailed(f"{path} does not exist on {place['node']['hostname']} "
-                            f"({place['node']['ip']}): inputs and the output directory must be "
-                            "at the same path on every node")
     temp = part_prefix(job.output) + uuid.uuid4().hex[:8] + PART_SUFFIX
     started = time.monotonic()
     try:
+        _check_paths(job, place)
         frames, algorithms = _execute(job, temp, progress, kill=job.test_kill and attempt == 1)
         os.replace(temp, job.output)
     except Exception as e:
         # for the driver's note on the retry (Ray's own is a traceback)
-        progress.failed.remote(job.index, attempt, str(e).splitlines()[0] if str(e) else
-                               type(e).__name__)
+        progress.failed.remote(job.index, attempt, (str(e) or type(e).__name__).splitlines()[0])
         raise
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
     return {**place, "frames": frames, "algorithms": algorithms,
             "seconds": round(time.monotonic() - started, 3), "attempt": attempt}
+
+
+def _check_paths(job: Job, place: dict[str, Any]) -> None:
+    for path in (job.input, os.path.dirname(job.output)):
+        if not os.path.exists(path):
+            node = place["node"]
+            raise JobFailed(f"{path} does not exist on {node['hostname']} ({node['ip']}): "
+                            "inputs and the output directory must be at the same path on "
+                            "every node")
 
 
 def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None, dict[str, str]]:
@@ -108,8 +111,7 @@ def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        log.seek(0)
-        lines = log.read().decode("utf-8", "replace").splitlines()
+        lines = _read_log(log)
     if timer.fired:
         raise JobFailed(f"{os.path.basename(argv[0])} ran past --timeout {job.timeout:g} s")
     if status != 0:
@@ -118,6 +120,20 @@ def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None
         raise JobFailed(f"the pipeline did not write {OUTPUT}")
     _sync(temp)
     return frames, _algorithms(lines)
+
+
+def _read_log(log: IO[bytes], head: int = 256 * 1024, tail: int = 64 * 1024) -> list[str]:
+    """The command's output: its start (where the algorithms are named) and
+    its end (where the error is), however long a verbose pipeline ran."""
+    size = log.seek(0, os.SEEK_END)
+    log.seek(0)
+    if size <= head + tail:
+        data = log.read()
+    else:
+        data = log.read(head) + b"\n...\n"
+        log.seek(size - tail)
+        data += log.read()
+    return data.decode("utf-8", "replace").splitlines()
 
 
 def _sync(path: str) -> None:
@@ -129,7 +145,8 @@ def _sync(path: str) -> None:
         os.close(fd)
 
 
-def _copy_csv(stdout: IO[bytes], out: IO[bytes], report, kill: bool) -> int:
+def _copy_csv(stdout: IO[bytes], out: IO[bytes], report: Callable[[int], Any],
+              kill: bool) -> int:
     """Copies the CSV, counting the lines after the header as frames."""
     frames = -1
     last = 0.0
@@ -176,7 +193,7 @@ def _watchdog(proc: subprocess.Popen, timeout: float | None) -> _Watchdog:
     return timer
 
 
-def _die_with_parent():
+def _die_with_parent() -> Callable[[], None]:
     """A preexec_fn that makes the command die with its worker: a worker that
     is killed must not leave a command writing on."""
     libc = ctypes.CDLL(None, use_errno=True)      # loaded before the fork
