@@ -80,7 +80,7 @@ make_filter (const Case * c, const Taps * t, GError ** error)
   GcvFilterDesc desc;
 
   gcv_filter_desc_init (&desc);
-  desc.filter = c->builtin;
+  desc.builtin = c->builtin;
   desc.size = c->size;
   desc.sigma = c->sigma;
   if (c->builtin == GCV_BUILTIN_CUSTOM) {

@@ -16,7 +16,7 @@ void
 gcv_filter_desc_init (GcvFilterDesc * desc)
 {
   memset (desc, 0, sizeof (*desc));
-  desc->filter = GCV_BUILTIN_CUSTOM;
+  desc->builtin = GCV_BUILTIN_CUSTOM;
   desc->size = 5;
   desc->sigma = 1.0;
   desc->kernel_width = desc->kernel_height = 3;
@@ -30,11 +30,11 @@ gcv_filter_desc_init (GcvFilterDesc * desc)
 void
 gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw, guint * kh)
 {
-  if (desc->filter == GCV_BUILTIN_CUSTOM) {
+  if (desc->builtin == GCV_BUILTIN_CUSTOM) {
     *kw = desc->kernel_width;
     *kh = desc->kernel_height;
   } else {
-    gcv_builtin_get_size (desc->filter, desc->size, kw, kh);
+    gcv_builtin_get_size (desc->builtin, desc->size, kw, kh);
   }
 }
 
@@ -120,8 +120,8 @@ static void
 dense_from_desc (const GcvFilterDesc * desc, Dense * d)
 {
   memset (d, 0, sizeof (*d));
-  if (desc->filter != GCV_BUILTIN_CUSTOM) {
-    d->k = gcv_builtin_generate (desc->filter, desc->size, desc->sigma,
+  if (desc->builtin != GCV_BUILTIN_CUSTOM) {
+    d->k = gcv_builtin_generate (desc->builtin, desc->size, desc->sigma,
         &d->kw, &d->kh);
   } else if (desc->n_row_kernel > 0) {
     d->kw = desc->n_row_kernel;
@@ -258,11 +258,11 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
           desc->n_row_kernel ? "column-kernel" : "row-kernel"))
     goto out;
 
-  if (desc->filter != GCV_BUILTIN_CUSTOM
-      && desc->size < gcv_builtin_min_size (desc->filter)
+  if (desc->builtin != GCV_BUILTIN_CUSTOM
+      && desc->size < gcv_builtin_min_size (desc->builtin)
       && fails (&c, GCV_FIELD_SIZE, "size %u is too small for filter %s "
-          "(at least %u)", desc->size, gcv_builtin_nick (desc->filter),
-          gcv_builtin_min_size (desc->filter)))
+          "(at least %u)", desc->size, gcv_builtin_nick (desc->builtin),
+          gcv_builtin_min_size (desc->builtin)))
     goto out;
   if (desc->anchor_x >= (gint) kw
       && fails (&c, GCV_FIELD_ANCHOR_X,
@@ -287,7 +287,7 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     if (desc->separable == GCV_SEPARABLE_ALWAYS && !rank1
         && fails (&c, GCV_FIELD_SEPARABLE,
             "separable=always but the %s kernel is not separable (rank 1)",
-            gcv_builtin_nick (desc->filter)))
+            gcv_builtin_nick (desc->builtin)))
       goto out;
     if (desc->algorithm == GCV_ALGORITHM_SEPARABLE
         && desc->separable == GCV_SEPARABLE_NEVER
@@ -297,19 +297,20 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     if (desc->algorithm == GCV_ALGORITHM_SEPARABLE && !rank1
         && fails (&c, GCV_FIELD_ALGORITHM,
             "algorithm=separable but the %s kernel is not separable (rank 1)",
-            gcv_builtin_nick (desc->filter)))
+            gcv_builtin_nick (desc->builtin)))
       goto out;
   }
 
   if (out) {
     GcvFilter *f = g_new0 (GcvFilter, 1);
+    gboolean convolution = desc->mode == GCV_MODE_CONVOLUTION;
     gdouble sum = 0.0, total = 0.0, scale = desc->scale;
     gsize n = (gsize) d.kw * d.kh;
     guint ax, ay, nonzero = 0;
 
     ax = desc->anchor_x < 0 ? (d.kw - 1) / 2 : (guint) desc->anchor_x;
     ay = desc->anchor_y < 0 ? (d.kh - 1) / 2 : (guint) desc->anchor_y;
-    if (desc->filter == GCV_BUILTIN_CUSTOM && desc->n_kernel == 0
+    if (desc->builtin == GCV_BUILTIN_CUSTOM && desc->n_kernel == 0
         && desc->n_row_kernel == 0)
       ax = ay = 0;              /* the identity is 1x1 */
     for (gsize i = 0; i < n; i++) {
@@ -322,12 +323,12 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     f->kw = d.kw;
     f->kh = d.kh;
     /* Convolution is correlation with K flipped and the anchor mirrored. */
-    f->ax = desc->convolution ? d.kw - 1 - ax : ax;
-    f->ay = desc->convolution ? d.kh - 1 - ay : ay;
+    f->ax = convolution ? d.kw - 1 - ax : ax;
+    f->ay = convolution ? d.kh - 1 - ay : ay;
     f->taps = g_new (gfloat, n);
     for (guint j = 0; j < d.kh; j++)
       for (guint i = 0; i < d.kw; i++) {
-        gsize src = desc->convolution ? (d.kh - 1 - j) * d.kw + (d.kw - 1 - i)
+        gsize src = convolution ? (d.kh - 1 - j) * d.kw + (d.kw - 1 - i)
             : j * d.kw + i;
         f->taps[j * d.kw + i] = (gfloat) (scale * d.k[src]);
         nonzero += f->taps[j * d.kw + i] != 0.0f;
@@ -343,26 +344,26 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
       f->row = g_new (gfloat, d.kw);
       f->column = g_new (gfloat, d.kh);
       for (guint i = 0; i < d.kw; i++)
-        f->row[i] = (gfloat) (scale * row[desc->convolution ? d.kw - 1 - i : i]);
+        f->row[i] = (gfloat) (scale * row[convolution ? d.kw - 1 - i : i]);
       for (guint j = 0; j < d.kh; j++)
-        f->column[j] = (gfloat) column[desc->convolution ? d.kh - 1 - j : j];
+        f->column[j] = (gfloat) column[convolution ? d.kh - 1 - j : j];
     }
     f->use_separable = rank1 && desc->separable != GCV_SEPARABLE_NEVER;
     f->bias = (gfloat) desc->bias;
     f->border = desc->border;
     f->border_value = (gfloat) desc->border_value;
-    f->filter_alpha = desc->filter_alpha;
+    f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
     f->identity = nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
         && f->bias == 0.0f;
     if (f->identity && n > 1) {
       /* Shrink to 1x1: the border no longer matters. */
       gcv_filter_free (f);
       GcvFilterDesc one = *desc;
-      one.filter = GCV_BUILTIN_CUSTOM;
+      one.builtin = GCV_BUILTIN_CUSTOM;
       one.n_kernel = one.n_row_kernel = one.n_column_kernel = 0;
       one.normalize = FALSE;
       one.scale = 1.0;
-      one.convolution = FALSE;
+      one.mode = GCV_MODE_CORRELATION;
       one.anchor_x = one.anchor_y = -1;
       one.separable = GCV_SEPARABLE_AUTO;
       one.algorithm = GCV_ALGORITHM_AUTO;

@@ -62,6 +62,16 @@ typedef enum {
 } GcvBuiltin;
 
 typedef enum {
+  GCV_MODE_CORRELATION,         /* as OpenCV filter2D */
+  GCV_MODE_CONVOLUTION,         /* K flipped in both axes, anchor mirrored */
+} GcvMode;
+
+typedef enum {
+  GCV_ALPHA_PASSTHROUGH,        /* the 4th byte of RGBA-family pixels copied */
+  GCV_ALPHA_FILTER,             /* filtered like a colour */
+} GcvAlpha;
+
+typedef enum {
   GCV_SEPARABLE_AUTO,
   GCV_SEPARABLE_ALWAYS,
   GCV_SEPARABLE_NEVER,
@@ -113,7 +123,7 @@ typedef enum {
 /* What the user asked for; arrays are borrowed. Field names follow the
  * element's properties. */
 typedef struct {
-  GcvBuiltin filter;
+  GcvBuiltin builtin;           /* the `filter` property: a built-in, or custom */
   guint size;                   /* built-in filters' size */
   gdouble sigma;                /* gaussian, sharpen, log, dog */
   const gfloat *kernel;         /* row-major kernel_width * kernel_height, or none */
@@ -125,11 +135,11 @@ typedef struct {
   guint n_column_kernel;
   gboolean normalize;           /* scale additionally divided by sum(K) when != 0 */
   gdouble scale, bias;
-  gboolean convolution;         /* flip K and mirror the anchor */
+  GcvMode mode;
   gint anchor_x, anchor_y;      /* -1: centre */
   GcvBorder border;
   gdouble border_value;
-  gboolean filter_alpha;        /* filter the 4th byte of RGBA-family pixels too */
+  GcvAlpha alpha;
   GcvSeparableMode separable;
   GcvAlgorithm algorithm;       /* validated here: separable needs a rank-1 kernel */
 } GcvFilterDesc;

@@ -168,7 +168,7 @@ fuzz_description (FuzzInput * in)
   GcvField fields;
 
   gcv_filter_desc_init (&d);
-  d.filter = fuzz_u8 (in) % 12;
+  d.builtin = fuzz_u8 (in) % 12;
   b = fuzz_u8 (in);
   /* built-in kernels are made dense: beyond 96 they only cost time */
   d.size = big ? fuzz_u32 (in) % 97 : b % 40;
@@ -214,8 +214,8 @@ fuzz_description (FuzzInput * in)
   if (flags & 0x10)
     d.border_value = fuzz_double (in);
   b = fuzz_u8 (in);
-  d.convolution = b & 1;
-  d.filter_alpha = (b >> 1) & 1;
+  d.mode = b & 1 ? GCV_MODE_CONVOLUTION : GCV_MODE_CORRELATION;
+  d.alpha = (b >> 1) & 1 ? GCV_ALPHA_FILTER : GCV_ALPHA_PASSTHROUGH;
   d.border = (b >> 2) % 5;
   d.separable = (b >> 5) % 3;
   d.algorithm = fuzz_u8 (in) % 6;

@@ -140,14 +140,14 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   gst_object_ref_sink (e);
   names = gst_preset_get_preset_names (GST_PRESET (e));
   for (guint i = 0; names && names[i] && i < 16; i++) {
-    GstGpuConvolve *self = GST_GPU_CONVOLVE (e);
+    GcvAlgorithm algorithm;
     GcvFilter *filter;
 
     gst_preset_load_preset (GST_PRESET (e), names[i]);
-    GST_OBJECT_LOCK (self);
-    filter = gcv_filter_new (&self->desc, NULL);
-    GST_OBJECT_UNLOCK (self);
-    gcv_filter_free (filter);
+    filter = gst_gpu_convolve_build_filter (GST_GPU_CONVOLVE (e), &algorithm,
+        NULL);
+    if (filter)
+      gcv_filter_free (filter);
   }
   /* a name that is not there changes nothing and says so */
   FUZZ_ASSERT (!gst_preset_load_preset (GST_PRESET (e),

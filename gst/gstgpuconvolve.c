@@ -223,7 +223,7 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       cand.kernel_height = g_value_get_uint (value);
       break;
     case PROP_FILTER:
-      cand.filter = g_value_get_enum (value);
+      cand.builtin = g_value_get_enum (value);
       break;
     case PROP_SIZE:
       cand.size = g_value_get_uint (value);
@@ -244,7 +244,7 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       blame = GCV_FIELD_BIAS;
       break;
     case PROP_MODE:
-      cand.convolution = g_value_get_enum (value);
+      cand.mode = g_value_get_enum (value);
       break;
     case PROP_ANCHOR_X:
       cand.anchor_x = g_value_get_int (value);
@@ -260,7 +260,7 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
       blame = GCV_FIELD_BORDER_VALUE;
       break;
     case PROP_ALPHA:
-      cand.filter_alpha = g_value_get_enum (value);
+      cand.alpha = g_value_get_enum (value);
       break;
     case PROP_SEPARABLE:
       cand.separable = g_value_get_enum (value);
@@ -347,7 +347,7 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->desc.kernel_height);
       break;
     case PROP_FILTER:
-      g_value_set_enum (value, self->desc.filter);
+      g_value_set_enum (value, self->desc.builtin);
       break;
     case PROP_SIZE:
       g_value_set_uint (value, self->desc.size);
@@ -365,7 +365,7 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
       g_value_set_double (value, self->desc.bias);
       break;
     case PROP_MODE:
-      g_value_set_enum (value, self->desc.convolution);
+      g_value_set_enum (value, self->desc.mode);
       break;
     case PROP_ANCHOR_X:
       g_value_set_int (value, self->desc.anchor_x);
@@ -380,7 +380,7 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
       g_value_set_double (value, self->desc.border_value);
       break;
     case PROP_ALPHA:
-      g_value_set_enum (value, self->desc.filter_alpha);
+      g_value_set_enum (value, self->desc.alpha);
       break;
     case PROP_SEPARABLE:
       g_value_set_enum (value, self->desc.separable);
@@ -1374,7 +1374,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "Correlation, or convolution with the kernel flipped",
-          GST_TYPE_GPU_CONVOLVE_MODE, FALSE, live));
+          GST_TYPE_GPU_CONVOLVE_MODE, GCV_MODE_CORRELATION, live));
   /**
    * GstGpuConvolve:anchor-x:
    *
@@ -1430,7 +1430,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   g_object_class_install_property (gobject_class, PROP_ALPHA,
       g_param_spec_enum ("alpha", "Alpha",
           "Copy alpha (and x) unchanged, or filter it like a colour channel",
-          GST_TYPE_GPU_CONVOLVE_ALPHA, FALSE, live));
+          GST_TYPE_GPU_CONVOLVE_ALPHA, GCV_ALPHA_PASSTHROUGH, live));
   /**
    * GstGpuConvolve:separable:
    *

@@ -31,8 +31,9 @@ DEFINE_ENUM (gst_gpu_convolve_filter_get_type, "GstGpuConvolveFilter",
     {GCV_BUILTIN_DOG, "Difference of Gaussians sigma and 1.6 sigma", "dog"});
 
 DEFINE_ENUM (gst_gpu_convolve_mode_get_type, "GstGpuConvolveMode",
-    {FALSE, "Correlation, as OpenCV filter2D", "correlation"},
-    {TRUE, "Convolution: the kernel flipped in both axes", "convolution"});
+    {GCV_MODE_CORRELATION, "Correlation, as OpenCV filter2D", "correlation"},
+    {GCV_MODE_CONVOLUTION, "Convolution: the kernel flipped in both axes",
+        "convolution"});
 
 /* OpenCV names, with scipy.ndimage names as aliases */
 DEFINE_ENUM (gst_gpu_convolve_border_get_type, "GstGpuConvolveBorder",
@@ -47,8 +48,8 @@ DEFINE_ENUM (gst_gpu_convolve_border_get_type, "GstGpuConvolveBorder",
     {GCV_BORDER_WRAP, "Periodic: b c d | a b c d", "wrap"});
 
 DEFINE_ENUM (gst_gpu_convolve_alpha_get_type, "GstGpuConvolveAlpha",
-    {FALSE, "Copy alpha (and x) unchanged", "passthrough"},
-    {TRUE, "Filter alpha like a colour channel", "filter"});
+    {GCV_ALPHA_PASSTHROUGH, "Copy alpha (and x) unchanged", "passthrough"},
+    {GCV_ALPHA_FILTER, "Filter alpha like a colour channel", "filter"});
 
 DEFINE_ENUM (gst_gpu_convolve_separable_get_type, "GstGpuConvolveSeparable",
     {GCV_SEPARABLE_AUTO, "Separable path when the kernel is rank 1", "auto"},
