@@ -1,5 +1,5 @@
 /* Checking outputs: a double-precision reference at sampled pixels, frame
- * differences, and the tolerances of SPEC section 3. Border: replicate. */
+ * differences, and the tolerances of docs/filters.md. Border: replicate. */
 #ifndef BENCH_COMPARE_H
 #define BENCH_COMPARE_H
 
@@ -20,11 +20,12 @@ BenchSamples *bench_samples_new (guint width, guint height, guint margin,
 BenchSamples *bench_samples_all (guint width, guint height);
 void bench_samples_free (BenchSamples * s);
 
-/* SPEC tolerance of one result against the double-precision reference:
+/* The tolerance of one result against the double-precision reference
+ * (docs/filters.md):
  * floats 1e-5 * sum|K| * max|in| + 1e-6, 8-bit 1. */
 double bench_tolerance (GcvFormat format, const GcvFilter * filter,
     double max_abs_in);
-/* FFT-based results round more: this many times the SPEC tolerance. */
+/* FFT-based results round more: this many times that tolerance. */
 #define BENCH_FFT_TOLERANCE_FACTOR 20.0
 
 /* Largest |out - reference| over the samples (colour channels; alpha, when

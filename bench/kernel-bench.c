@@ -46,7 +46,7 @@ typedef struct {
   BenchShape shape;
   BenchForm form;
   const GcvFilter *filter;
-  double tol;                   /* SPEC tolerance of one result */
+  double tol;                   /* tolerance (docs/filters.md) of one result */
 } Config;
 
 static void
@@ -231,14 +231,15 @@ run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
   fill_rates (fr, c, &row);
 
   download (fr, stream);
-  /* the element's output, whatever the family: SPEC's tolerance holds */
+  /* the element's output, whatever the family: docs/filters.md's
+   * tolerance holds */
   check_output (fr, c, &row, c->tol, TRUE, TRUE);
   if (strcmp (row.check, "FAIL") == 0
       && gcv_plan_get_algorithm (j.plan) == GCV_ALGORITHM_FFT
       && fr->sampled <= BENCH_FFT_TOLERANCE_FACTOR * c->tol
       && row.max_diff <= BENCH_FFT_TOLERANCE_FACTOR * row.tolerance) {
     g_string_append_printf (fr->note, "; within %g times the tolerance: "
-        "FFT rounding beyond SPEC", BENCH_FFT_TOLERANCE_FACTOR);
+        "FFT rounding beyond docs/filters.md", BENCH_FFT_TOLERANCE_FACTOR);
     row.note = fr->note->str;
   }
   bench_report_row (fr->ctx->report, &row);

@@ -52,7 +52,7 @@ sweep_candidates_usable (GString * rejected)
   return (const char *const *) usable->pdata;
 }
 
-/* SPEC section 4: with separable=auto a rank-1 kernel takes a separable
+/* docs/properties.md: with separable=auto a rank-1 kernel takes a separable
  * path, so the dispatcher chooses among separable variants there and among
  * the others elsewhere; the sweep measures what it may choose. */
 gboolean

@@ -16,7 +16,7 @@
 
 /* Lines longer than this are garbage, not a table. */
 #define MAX_LINE 512
-/* Files longer than this are not a table either (SPEC section 6). */
+/* Files longer than this are not a table either (docs/errors.md). */
 #define MAX_FILE (1024 * 1024)
 
 GcvTuningTable *

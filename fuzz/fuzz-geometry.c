@@ -5,7 +5,7 @@
  * zero, huge) come from the input.
  *
  * The buffer holds exactly its bytes (malloc'd, wrapped), so AddressSanitizer
- * sees any read outside it. SPEC section 6: a buffer smaller than the frame
+ * sees any read outside it. docs/errors.md: a buffer smaller than the frame
  * or a meta pointing outside the buffer (overflow included) is
  * GST_ELEMENT_ERROR (STREAM, FORMAT) and GST_FLOW_ERROR, never a read out of
  * bounds. So every input must give either one filtered frame or that

@@ -130,7 +130,7 @@ GST_ELEMENT_REGISTER_DEFINE (gpuconvolve, "gpuconvolve", GST_RANK_NONE,
 /* No element spec: GObject would validate each value against it before the
  * setter runs, refusing NaN with a GLib warning, clamping infinities to
  * finite values and zeroing numbers of another type, so the setter could
- * not refuse and name bad coefficients itself (SPEC section 6).
+ * not refuse and name bad coefficients itself (docs/errors.md).
  * floats_from_value() takes numbers of any type. */
 static GParamSpec *
 float_array_pspec (const gchar * name, const gchar * nick, const gchar * blurb)
@@ -647,7 +647,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   if (ret != GST_FLOW_OK || !frame->outbuf) {
     /* GstBaseTransform posts nothing when its pool cannot allocate (on
      * CUDA: pinned memory refused), which would stop the stream with no
-     * word of why (SPEC section 6) */
+     * word of why (docs/errors.md) */
     if (ret == GST_FLOW_ERROR)
       post_alloc_error (self, "an output buffer");
     goto fail;
@@ -1033,7 +1033,7 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
     return FALSE;
   /* Activated here, not by GstBaseTransform on the first buffer: there a
    * failure (on CUDA: no pinned memory) is "failed to activate bufferpool"
-   * with no reason, where SPEC section 6 wants the CUDA error. */
+   * with no reason, where docs/errors.md wants the CUDA error. */
   if (!gst_buffer_pool_set_active (pool, TRUE)) {
     post_alloc_error (self, "output buffers");
     gst_object_unref (pool);

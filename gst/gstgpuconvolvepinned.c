@@ -25,7 +25,7 @@ static GType pinned_allocator_get_type (void);
 
 /* The reason of the last failed allocation, per thread: pools allocate in
  * the thread that acquires, and GstBufferPool passes no error on, so the
- * element reads it from here to say what went wrong (SPEC section 6). */
+ * element reads it from here to say what went wrong (docs/errors.md). */
 static GPrivate last_error = G_PRIVATE_INIT (g_free);
 
 G_DEFINE_TYPE (PinnedAllocator, pinned_allocator, GST_TYPE_ALLOCATOR);

@@ -102,7 +102,7 @@ RefImage *gcvt_random_image (GRand * rand, RefFormat format, guint width,
  * GstVideoMeta giving offset and stride. Padding bytes are garbage. */
 GstBuffer *gcvt_buffer_new (const RefImage * img, RefFormat format,
     gsize stride, gsize offset, gboolean meta);
-/* Checks `out` against ref_filter(in, p) within the SPEC section 3
+/* Checks `out` against ref_filter(in, p) within the docs/filters.md
  * bounds: 8-bit within ref_u8_tolerance (1 unless sum|scale K| is large),
  * float within ref_float_tolerance, passthrough alpha exact. */
 void gcvt_assert_frame (GstBuffer * out, RefFormat in_format,

@@ -107,7 +107,7 @@ RefImage *ref_filter (const RefImage * in, const RefParams * p);
 gdouble ref_float_tolerance (const RefParams * p, const RefImage * in,
     gdouble unit);
 
-/* Allowed error of 8-bit results, in output units (SPEC section 3):
+/* Allowed error of 8-bit results, in output units (docs/filters.md):
  * max(1, 1e-5 * sum|scale K| * 255) for 8-bit input, 255 standing for
  * max|in| (or the border value when that is larger); for float input
  * (GRAY32F -> GRAY8) the float bound in output units, max(1, 1e-5 *

@@ -764,8 +764,8 @@ edges_image (GRand * r, RefFormat fmt, guint w, guint h)
 
 /* Large derivative kernels: sobel-x at sizes 15 and 31 has taps up to about
  * 2e6 and 3e15 (sum|K| about 5.6e7 and 1.7e17), where float32 cannot hold
- * the sum of a few taps exactly. Results must stay within the SPEC section
- * 3 bound of the reference: float within 1e-5 * sum|K| * |scale| * max|in|
+ * the sum of a few taps exactly. Results must stay within the bound of
+ * docs/filters.md: float within 1e-5 * sum|K| * |scale| * max|in|
  * (+ 1e-6), 8-bit within max(1, 1e-5 * sum|K| * |scale| * 255).
  *
  * One frame of sobel-x `size` with scale = c / sum|K| (c = 0: scale 1),

@@ -1,4 +1,4 @@
-/* GStreamer conformance: properties in any order (SPEC section 4), metas
+/* GStreamer conformance: properties in any order (docs/properties.md), metas
  * and crop (section 5), buffer geometry from metas checked without
  * overflow, allocation, events and flags with frames in flight, segments in
  * other formats, and failures while streaming (section 6). Each case runs
@@ -579,7 +579,7 @@ record (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 
 /* DISCONT stays on the frame that carried it, and a tag goes out between
  * the frames it came between, without pushing the frames in flight out
- * early (SPEC section 5). */
+ * early (docs/pipeline.md). */
 GST_START_TEST (test_flags_and_events_in_order)
 {
   GRand *r = ref_rand_new ("flags_and_events_in_order");

@@ -1,6 +1,6 @@
 /* CUDA calls made to fail on purpose (GPUCONVOLVE_CUDA_FAIL=alloc|copy|
  * launch[:N], read by the engine on every CUDA call; N calls of that kind
- * pass first). SPEC section 6: a CUDA failure while streaming is
+ * pass first). docs/errors.md: a CUDA failure while streaming is
  * GST_ELEMENT_ERROR (RESOURCE, FAILED) carrying the CUDA error string; the
  * pipeline then goes to NULL without hanging, and nothing leaks (the leaks
  * tracer fails the test for any object alive at exit).

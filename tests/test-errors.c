@@ -1,4 +1,4 @@
-/* The error catalogue of SPEC section 6 (docs/errors.md), for the cases the
+/* The error catalogue of docs/errors.md, for the cases the
  * other suites leave out: values GObject refuses by their range or type,
  * array elements that are not numbers, settings still invalid at start in
  * each way, a missing device or device id, what the frame-size errors say,
@@ -930,7 +930,7 @@ padded_table (gsize size)
 }
 
 /* Files named by tuning-file are read with a limit of 1 MiB and never
- * block (SPEC section 6): a character device that never ends, a FIFO with
+ * block (docs/errors.md): a character device that never ends, a FIFO with
  * no writer, a directory and a regular file over 1 MiB are each refused at
  * once with one RESOURCE READ warning naming the property, the file and the
  * reason, and the element filters on with the built-in choices. A valid

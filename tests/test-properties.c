@@ -1,4 +1,4 @@
-/* Property checks and the errors of SPEC section 6: refused values, invalid
+/* Property checks and the errors of docs/errors.md: refused values, invalid
  * settings at start, backends, and caps outside the limits. */
 #include "common.h"
 
@@ -81,8 +81,8 @@ static const gdouble sharp[9] = { 0, -1, 0, -1, 5, -1, 0, -1, 0 };
 /* and one that is */
 static const gdouble blur[9] = { 1, 2, 1, 2, 4, 2, 1, 2, 1 };
 
-/* Lengths are not judged by the setter (the sizes may come later, SPEC
- * section 4): the kernel is taken, and the start names it. */
+/* Lengths are not judged by the setter (the sizes may come later,
+ * docs/properties.md): the kernel is taken, and the start names it. */
 GST_START_TEST (test_kernel_length_judged_at_start)
 {
   static const gdouble eight[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -159,7 +159,7 @@ GST_START_TEST (test_non_finite_scalars_refused)
 GST_END_TEST;
 
 /* Values that do not fit together are taken, and the start names the
- * property at fault (SPEC sections 4 and 6). */
+ * property at fault (docs/properties.md, docs/errors.md). */
 static void
 expect_taken_then_start_error (GstElement * e, const gchar * property,
     const gchar * value, const gchar * named)
