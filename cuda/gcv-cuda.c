@@ -63,24 +63,50 @@ typedef struct {
 
 typedef enum { OP_ALLOC, OP_COPY, OP_LAUNCH, OP_OTHER } CudaOp;
 
-/* Tests make one kind of CUDA call fail with GPUCONVOLVE_CUDA_FAIL=alloc,
- * copy or launch (optionally ":N" to let N such calls pass first). */
+#ifdef GCV_FAULT_INJECTION
+/* Test builds (-Dfault-injection=true) make one kind of CUDA call fail with
+ * GPUCONVOLVE_CUDA_FAIL=alloc, copy or launch (optionally ":N" to let N
+ * such calls pass first). The variable is read when an engine is made and
+ * when a plan is set up or its filter changes, never on the frame path;
+ * a new value starts the count again. */
+static GMutex fault_lock;
+static gchar *fault_spec;
+static gint fault_op = -1, fault_after, fault_calls;
+
+static void
+fault_read (void)
+{
+  static const gchar *const names[] = { "alloc", "copy", "launch" };
+  const gchar *spec = g_getenv ("GPUCONVOLVE_CUDA_FAIL");
+
+  g_mutex_lock (&fault_lock);
+  if (g_strcmp0 (spec, fault_spec) != 0) {
+    g_free (fault_spec);
+    fault_spec = g_strdup (spec);
+    fault_op = -1;
+    for (gint op = 0; spec && op < (gint) G_N_ELEMENTS (names); op++) {
+      gsize len = strlen (names[op]);
+      if (strncmp (spec, names[op], len) == 0
+          && (!spec[len] || spec[len] == ':')) {
+        fault_op = op;
+        fault_after = spec[len] ? atoi (spec + len + 1) : 0;
+      }
+    }
+    g_atomic_int_set (&fault_calls, 0);
+  }
+  g_mutex_unlock (&fault_lock);
+}
+
 static gboolean
 injected (CudaOp op)
 {
-  static const gchar *const names[] = { "alloc", "copy", "launch" };
-  static gint calls[3];
-  const gchar *spec = g_getenv ("GPUCONVOLVE_CUDA_FAIL");
-  gsize len;
-
-  if (!spec || op == OP_OTHER)
-    return FALSE;
-  len = strlen (names[op]);
-  if (strncmp (spec, names[op], len) != 0 || (spec[len] && spec[len] != ':'))
-    return FALSE;
-  return g_atomic_int_add (&calls[op], 1) >= (spec[len] ? atoi (spec + len +
-          1) : 0);
+  return (gint) op == g_atomic_int_get (&fault_op)
+      && g_atomic_int_add (&fault_calls, 1) >= fault_after;
 }
+#else
+#define fault_read() ((void) 0)
+#define injected(op) FALSE
+#endif
 
 static gboolean
 check (cudaError_t err, CudaOp op, const gchar * what, GError ** error)
@@ -178,6 +204,7 @@ cuda_engine_new (gint device_id, GError ** error)
   struct cudaDeviceProp prop;
   gint dev;
 
+  fault_read ();
   if (!find_device (device_id, &dev, error)
       || !CHECK (cudaSetDevice (dev), OP_OTHER)
       || !CHECK (cudaGetDeviceProperties (&prop, dev), OP_OTHER))
@@ -599,6 +626,7 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 {
   CudaPlan *cp = state;
 
+  fault_read ();
   if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
     return FALSE;
   /* Frames in flight keep their taps (passed with each launch) and their

@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/deps.sh
-scripts/build.sh build -Dtests=enabled
+scripts/build.sh build -Dtests=enabled -Dfault-injection=true
 meson test -C build --print-errorlogs "$@"

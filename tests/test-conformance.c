@@ -827,14 +827,15 @@ conformance_suite (void)
   tcase_add_test (tc, test_flags_and_events_in_order);
   tcase_add_test (tc, test_latency_variable_framerate);
   tcase_add_test (tc, test_bytes_segment);
-  if (gcvt_on_cuda ()) {
-    tcase_add_test (tc, test_filter_change_failure);
-    tcase_add_test (tc, test_two_elements_shared_memory);
-  } else {
-    /* visible in the test log: these two are about the CUDA backend */
-    g_print ("SKIP: test_filter_change_failure and "
-        "test_two_elements_shared_memory need backend=cuda\n");
-  }
+#ifdef GCVT_FAULT_INJECTION
+  GCVT_ADD_TEST_IF (tc, test_filter_change_failure, gcvt_on_cuda (),
+      "needs backend=cuda");
+#else
+  GCVT_ADD_TEST_IF (tc, test_filter_change_failure, FALSE,
+      "CUDA failures are injected only with -Dfault-injection=true");
+#endif
+  GCVT_ADD_TEST_IF (tc, test_two_elements_shared_memory, gcvt_on_cuda (),
+      "needs backend=cuda");
   return s;
 }
 

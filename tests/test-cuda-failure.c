@@ -268,5 +268,10 @@ main (int argc, char **argv)
         "(GPUCONVOLVE_TEST_BACKEND=cuda)\n");
     return 77;
   }
+#ifndef GCVT_FAULT_INJECTION
+  g_print ("SKIP: CUDA failures are injected only in builds configured with "
+      "-Dfault-injection=true\n");
+  return 77;
+#endif
   return gcvt_run (cuda_failure_suite (), "cuda_failure");
 }
