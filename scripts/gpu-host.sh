@@ -28,6 +28,10 @@ while getopts "b:o:" opt; do
 done
 shift $((OPTIND - 1))
 root=$(pwd)
+# a build staged by gpu-stage.sh travels packed
+if [ ! -d "$build" ] && [ -f "$build.tar.xz" ]; then
+  tar -C "$(dirname "$build")" -xJf "$build.tar.xz" || exit 1
+fi
 mkdir -p "$out"
 
 [ -f .gpuhost/env.sh ] && . .gpuhost/env.sh

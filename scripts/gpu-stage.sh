@@ -1,14 +1,18 @@
 #!/bin/sh
-# Copies what a GPU host runs from a build directory (the engine library,
-# the plugin, the test and benchmark programs) into .gpurun/BUILD, leaving
-# objects and build files behind, so it travels small.
+# Packs what a GPU host runs from a build directory (the engine library,
+# the plugin, the test and benchmark programs) into .gpurun/BUILD.tar.xz,
+# leaving objects and build files behind, so it travels small: the test and
+# benchmark programs each hold the kernels (they link the engine's internal
+# static library), which one xz dictionary stores once.
 #   scripts/gpu-stage.sh [BUILD]      then: scripts/gpu-host.sh -b .gpurun/BUILD
+# (gpu-host.sh unpacks the archive on first use).
 set -eu
 build=${1:-build-gpu}
-dest=.gpurun/$build
-rm -rf "$dest"
-mkdir -p "$dest"
+name=$(basename "$build")
+mkdir -p .gpurun
+rm -rf ".gpurun/$name" ".gpurun/$name.tar.xz"
 tar -C "$build" -cf - --exclude='*.p' --exclude='meson-*' --exclude='*.a' \
     --exclude='*.o' --exclude='*.ninja' --exclude='.ninja_*' \
-    --exclude='compile_commands.json' . | tar -C "$dest" -xf -
-du -sh "$dest"
+    --exclude='compile_commands.json' --transform="s,^\\.,$name," . |
+  xz -9 -T1 >".gpurun/$name.tar.xz"
+du -sh ".gpurun/$name.tar.xz"
