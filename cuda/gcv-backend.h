@@ -1,0 +1,81 @@
+/* What a backend implements, and the engine and plan the common code
+ * (gcv-plan.c) keeps around each backend's state. */
+#ifndef GCV_BACKEND_H
+#define GCV_BACKEND_H
+
+#include "gcv.h"
+#include "gcv-interop.h"
+#include "gcv-dispatch.h"
+
+G_BEGIN_DECLS
+
+/* A backend: the CPU one and the CUDA one implement this. The common code
+ * (gcv-plan.c) validates arguments, then calls into it. */
+typedef struct {
+  const gchar *name;
+  gboolean (*available) (gint device_id, GError ** error);
+  gpointer (*engine_new) (gint device_id, GError ** error);
+  const gchar *(*engine_describe) (gpointer engine);
+  gint (*engine_device) (gpointer engine);      /* optional: -1 */
+  void (*engine_free) (gpointer engine);
+  /* Creates the backend's state for a plan; picks a family for `algorithm`
+   * and writes a description of it. */
+  gpointer (*plan_new) (gpointer engine, GcvPlan * plan, GError ** error);
+  gboolean (*plan_set_filter) (gpointer state, GcvPlan * plan,
+      GError ** error);
+  gboolean (*submit) (gpointer state, GcvPlan * plan, guint slot,
+      const GcvImage * src, const GcvImage * dst, GError ** error);
+  gboolean (*wait) (gpointer state, GcvPlan * plan, guint slot,
+      GError ** error);
+  void (*plan_free) (gpointer state);
+  /* optional: device access, NULL on the CPU backend */
+  gpointer (*get_cuda_stream) (gpointer state, guint slot);
+  gboolean (*get_device_input) (gpointer state, guint slot, GcvImage * img);
+  gboolean (*set_tuning_file) (gpointer engine, const gchar * path,
+      GError ** error);
+  gpointer (*host_alloc) (gpointer engine, gsize size, GError ** error);
+  void (*host_free) (gpointer engine, gpointer mem);
+} GcvBackend;
+
+extern const GcvBackend gcv_cpu_backend;
+extern const GcvBackend *gcv_cuda_backend_get (void);  /* NULL: not built */
+
+struct _GcvEngine {
+  const GcvBackend *backend;
+  gpointer state;
+};
+
+struct _GcvPlan {
+  GcvEngine *engine;
+  GcvGeometry geometry;
+  GcvFilter *filter;
+  GcvAlgorithm requested;       /* what the caller asked for */
+  GcvAlgorithm algorithm;       /* the family the backend chose */
+  GcvChoice choice;             /* the CUDA dispatcher's, with parameters */
+  gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
+  gchar *description;           /* family and parameters, for reporting */
+  guint n_slots;                /* capacity: frames in flight at most */
+  GcvTicket next_ticket;
+  GcvTicket *slot_ticket;       /* the frame each slot holds */
+  gboolean *slot_busy;          /* submitted, not yet waited for */
+  gpointer state;
+};
+
+void gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
+    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+/* What runs: the family and its parameters (on the CPU backend, the family
+ * alone), and where the choice came from. */
+const GcvChoice *gcv_plan_get_choice (GcvPlan * plan);
+
+/* Forces a family with its parameters, written as the tuning tables write
+ * them: "tiled ty=2", "register p=8 block=128", "separable fused ty=4",
+ * "separable two-pass", "direct", "fft". NULL gives the choice back to the
+ * dispatcher. The CPU backend ignores it. (The benchmark and tuner.) */
+gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
+    GError ** error);
+/* The family the plan runs. */
+GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
+
+G_END_DECLS
+
+#endif /* GCV_BACKEND_H */

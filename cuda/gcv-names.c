@@ -1,0 +1,72 @@
+/* The engine's names (built-in filters, borders, families, formats) and
+ * the facts of each format. */
+#include "gcv-private.h"
+
+#include <string.h>
+
+static const gchar *const builtin_nicks[] = {
+  "custom", "box", "gaussian", "sharpen", "laplacian", "sobel-x", "sobel-y",
+  "scharr-x", "scharr-y", "emboss", "log", "dog",
+};
+
+static const gchar *const border_nicks[] = {
+  "constant", "replicate", "reflect", "reflect101", "wrap",
+};
+
+static const gchar *const algorithm_nicks[] = {
+  "auto", "direct", "tiled", "register", "separable", "fft",
+};
+
+static const gchar *const format_names[] = {
+  "RGBA", "BGRA", "RGBx", "BGRx", "GRAY8", "GRAY32F",
+};
+
+const gchar *
+gcv_builtin_nick (GcvBuiltin filter)
+{
+  return filter < G_N_ELEMENTS (builtin_nicks) ? builtin_nicks[filter] : "?";
+}
+
+const gchar *
+gcv_border_nick (GcvBorder border)
+{
+  return border < G_N_ELEMENTS (border_nicks) ? border_nicks[border] : "?";
+}
+
+const gchar *
+gcv_algorithm_nick (GcvAlgorithm algorithm)
+{
+  return algorithm < G_N_ELEMENTS (algorithm_nicks) ?
+      algorithm_nicks[algorithm] : "?";
+}
+
+const gchar *
+gcv_format_name (GcvFormat format)
+{
+  return format < G_N_ELEMENTS (format_names) ? format_names[format] : "?";
+}
+
+gboolean
+gcv_format_from_name (const gchar * name, GcvFormat * format)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (format_names); i++)
+    if (strcmp (name, format_names[i]) == 0) {
+      *format = (GcvFormat) i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+guint
+gcv_format_pixel_size (GcvFormat format)
+{
+  return format == GCV_FORMAT_GRAY8 ? 1 : 4;
+}
+
+gsize
+gcv_frame_size (GcvFormat format, guint width, guint height, gsize stride)
+{
+  if (width == 0 || height == 0)
+    return 0;
+  return stride * (height - 1) + (gsize) width * gcv_format_pixel_size (format);
+}
