@@ -49,8 +49,8 @@
 /* Output rows per task: a band reads kh - 1 rows more than it writes, so
  * bands grow with the kernel; their number is a multiple of the workers'
  * so that they share the frame evenly. */
-#define BAND_MIN_ROWS 32
-#define BAND_HALO_FACTOR 8
+#define BAND_MIN_ROWS 64
+#define BAND_HALO_FACTOR 16
 /* A strip's rows are short runs of memory a frame row apart, too short for
  * the hardware's stream prefetchers to get going on; the input and output
  * rows this far ahead are asked for explicitly. */
@@ -392,9 +392,11 @@ fill_border (const Setup * s, gpointer out, gsize n)
 }
 
 /* The samples of input row sy (-1: the constant border) under padded
- * columns pc0 .. pc0 + len - 1 (padded column pc is source column pc - ax).
- * Float rows that need no border are read in place; others are built in
- * `buf`. */
+ * columns pc0 .. pc0 + len - 1 (padded column pc is source column pc - ax),
+ * built in `buf`. The separable path reads float rows that need no border
+ * in place; the direct path reads kh rows at once, which in place would be
+ * a frame stride apart, often a multiple of 4 KiB, where they would evict
+ * each other from the L1 cache. */
 static gconstpointer
 input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
 {
@@ -412,8 +414,8 @@ input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
   /* the padded columns that lie inside the frame */
   lo = MAX (pc0, s->ax);
   hi = MIN (pc0 + len, s->ax + w);
-  if (job->plan->geometry.in_format == GCV_FORMAT_GRAY32F && lo == pc0
-      && hi == pc0 + len)
+  if (s->separable && job->plan->geometry.in_format == GCV_FORMAT_GRAY32F
+      && lo == pc0 && hi == pc0 + len)
     return (const gfloat *) row + (pc0 - s->ax);
   if (lo < hi)
     load_pixels (job, row, lo - s->ax, hi - lo, buf + (lo - pc0) * pixel);
