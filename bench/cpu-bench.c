@@ -44,6 +44,7 @@ static gboolean opt_quick = FALSE;
 static gboolean opt_list = FALSE;
 static gint opt_seed = 1;
 static gboolean opt_engine_only = FALSE;
+static gint opt_repeat = 1;
 
 static const GOptionEntry entries[] = {
   {"cases", 0, 0, G_OPTION_ARG_STRING, &opt_cases,
@@ -53,6 +54,9 @@ static const GOptionEntry entries[] = {
         "reported (default 25)", "N"},
   {"warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
       "Untimed runs before (default 3)", "N"},
+  {"repeat", 'r', 0, G_OPTION_ARG_INT, &opt_repeat,
+      "Run the cases this many times over and end with a summary of the "
+        "medians (default 1)", "N"},
   {"csv", 0, 0, G_OPTION_ARG_FILENAME, &opt_csv,
       "Also write the rows to FILE", "FILE"},
   {"quick", 0, 0, G_OPTION_ARG_NONE, &opt_quick,
@@ -302,8 +306,14 @@ describe_kernel (const Case * c)
   return g_strdup_printf ("dense %ux%u", c->size, c->size);
 }
 
+/* What one pass over a case measured, for the summary. */
+typedef struct {
+  gdouble engine, copy, peer;   /* medians, ms; peer: the fastest, 0: none */
+} Result;
+
 static gboolean
-run_case (const Case * c, GcvEngine * engine, GcvCpuPool * pool, FILE * csv)
+run_case (const Case * c, GcvEngine * engine, GcvCpuPool * pool, FILE * csv,
+    guint repeat, Result * result)
 {
   GRand *rand = g_rand_new_with_seed (opt_seed);
   GError *err = NULL;
@@ -410,12 +420,15 @@ run_case (const Case * c, GcvEngine * engine, GcvCpuPool * pool, FILE * csv)
 
   for (guint i = 0; csv && i < N_IMPLS; i++)
     if (impl[i].ran)
-      fprintf (csv, "%s,%s,%u,%u,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%s\n", c->name,
-          gcv_format_name (c->format), c->width, c->height, kernel,
-          impl[i].name, opt_runs, impl[i].stats.median, impl[i].stats.min,
+      fprintf (csv, "%u,%s,%s,%u,%u,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%s\n",
+          repeat, c->name, gcv_format_name (c->format), c->width, c->height,
+          kernel, impl[i].name, opt_runs, impl[i].stats.median, impl[i].stats.min,
           impl[i].stats.max, best_peer > 0.0 ? impl[i].stats.median /
           best_peer : 0.0, i == IMPL_ENGINE ? (ok ? "ok" : "FAIL") : "");
 
+  result->engine = impl[IMPL_ENGINE].stats.median;
+  result->copy = impl[IMPL_COPY].ran ? impl[IMPL_COPY].stats.median : 0.0;
+  result->peer = best_peer;
   for (guint i = 0; i < N_IMPLS; i++) {
     g_free (out[i]);
     g_free (impl[i].ms);
@@ -442,6 +455,52 @@ wanted (const Case * c)
     found = found || g_str_equal (g_strstrip (names[i]), c->name);
   g_strfreev (names);
   return found;
+}
+
+static gdouble
+median_of (gdouble * v, guint n)
+{
+  return stats_of (v, n).median;
+}
+
+/* Per case, over the passes: the median of each pass's medians, and the
+ * ratio's median and range. A pass that fell on a busy moment of the
+ * machine moves the medians little. */
+static void
+print_summary (const Result * results)
+{
+  gdouble *engine = g_new (gdouble, opt_repeat), *peer =
+      g_new (gdouble, opt_repeat), *copy = g_new (gdouble, opt_repeat),
+      *ratio = g_new (gdouble, opt_repeat);
+
+  g_print ("-- summary: medians over %d passes of %d runs each\n",
+      opt_repeat, opt_runs);
+  g_print ("%-15s %8s %8s %8s %6s  %s\n", "case", "engine", "OpenCV", "copy",
+      "ratio", "ratio range");
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    const Result *r = &results[i * opt_repeat];
+    if (!wanted (&cases[i]))
+      continue;
+    for (gint p = 0; p < opt_repeat; p++) {
+      engine[p] = r[p].engine;
+      peer[p] = r[p].peer;
+      copy[p] = r[p].copy;
+      ratio[p] = r[p].peer > 0.0 ? r[p].engine / r[p].peer : 0.0;
+    }
+    g_print ("%-15s %8.2f", cases[i].name, median_of (engine, opt_repeat));
+    if (r[0].peer > 0.0) {
+      gdouble med = median_of (ratio, opt_repeat);
+      g_print (" %8.2f %8.2f %6.2f  %.2f-%.2f\n", median_of (peer,
+              opt_repeat), median_of (copy, opt_repeat), med, ratio[0],
+          ratio[opt_repeat - 1]);
+    } else {
+      g_print (" %8s %8.2f\n", "-", median_of (copy, opt_repeat));
+    }
+  }
+  g_free (engine);
+  g_free (peer);
+  g_free (copy);
+  g_free (ratio);
 }
 
 /* "AMD EPYC 7B13" from /proc/cpuinfo, where there is one. */
@@ -476,6 +535,7 @@ main (int argc, char **argv)
   gchar *model, *peer;
   gboolean ok = TRUE;
   guint cores = g_get_num_processors ();
+  Result *results;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
@@ -495,8 +555,9 @@ main (int argc, char **argv)
   }
   if (opt_quick)
     opt_runs = MIN (opt_runs, 5);
-  if (opt_runs < 1 || opt_warmup < 0) {
-    g_printerr ("--runs must be at least 1 and --warmup at least 0\n");
+  if (opt_runs < 1 || opt_warmup < 0 || opt_repeat < 1) {
+    g_printerr ("--runs and --repeat must be at least 1, --warmup at least "
+        "0\n");
     return 2;
   }
 
@@ -508,7 +569,7 @@ main (int argc, char **argv)
   if (opt_csv && !(csv = fopen (opt_csv, "w")))
     g_error ("cannot write %s", opt_csv);
   if (csv)
-    fprintf (csv, "case,format,width,height,kernel,impl,runs,ms_median,"
+    fprintf (csv, "repeat,case,format,width,height,kernel,impl,runs,ms_median,"
         "ms_min,ms_max,ratio_to_best_peer,check\n");
 
   model = cpu_model ();
@@ -521,16 +582,25 @@ main (int argc, char **argv)
   g_print ("%-15s %-7s %-11s %-19s %8s %8s %8s %8s %8s %6s  %s\n", "case",
       "format", "frame", "kernel", "engine", "copy", "Gaussian", "sepFilt",
       "filter2D", "ratio", "check (max err <= bound)");
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
-    Case c = cases[i];
-    if (!wanted (&c))
-      continue;
-    if (opt_quick) {
-      c.width /= 4;
-      c.height /= 4;
+  results = g_new0 (Result, G_N_ELEMENTS (cases) * opt_repeat);
+  for (gint rep = 0; rep < opt_repeat; rep++) {
+    if (opt_repeat > 1)
+      g_print ("-- pass %d of %d\n", rep + 1, opt_repeat);
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+      Case c = cases[i];
+      if (!wanted (&c))
+        continue;
+      if (opt_quick) {
+        c.width /= 4;
+        c.height /= 4;
+      }
+      ok = run_case (&c, engine, pool, csv, rep + 1,
+          &results[i * opt_repeat + rep]) && ok;
     }
-    ok = run_case (&c, engine, pool, csv) && ok;
   }
+  if (opt_repeat > 1)
+    print_summary (results);
+  g_free (results);
 
   if (csv)
     fclose (csv);
