@@ -273,6 +273,7 @@ sweep_fixed (guint16 * restrict o, const gconstpointer * src,
       k3 = k[3 * (m > 3)], k4 = k[4 * (m > 4)], k5 = k[5 * (m > 5)],
       k6 = k[6 * (m > 6)], k7 = k[7 * (m > 7)];
 
+#pragma GCC unroll 2
   for (gsize x = 0; x < n; x++) {
     guint16 v = (first ? start : o[x]) + MULHI (s0[x], k0);
     if (m > 1)
