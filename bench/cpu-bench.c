@@ -2,7 +2,7 @@
  * OpenCV's filters in the same process (where the peer is built) and a
  * parallel copy of the frame, every engine output checked against a
  * double-precision reference. See bench/README.md. */
-#include "gcv.h"
+#include "gcv-private.h"
 #include "gcv-cpu-pool.h"
 #include "cpu-opencv-peer.h"
 

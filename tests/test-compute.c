@@ -734,7 +734,7 @@ GST_START_TEST (test_builtin_filters)
 GST_END_TEST;
 
 /* An image a derivative has something to say about: vertical step edges
- * of random height every few columns, a slow vertical ramp and a little
+ * every few columns, between random dark and bright levels, a slow vertical ramp and a little
  * noise; 0..255 integers, or the same / 255 for GRAY32F. One sample is 255
  * (1.0), so that max|in| is the whole range. */
 static RefImage *
@@ -745,8 +745,10 @@ edges_image (GRand * r, RefFormat fmt, guint w, guint h)
   gdouble *column = g_new (gdouble, w);
 
   for (guint x = 0; x < w; x++) {
+    /* dark and bright in turn, so that every step is a real edge */
     if (x % 11 == 0)
-      level = g_rand_double_range (r, 20, 235);
+      level = (x / 11) % 2 ? g_rand_double_range (r, 165, 235) :
+          g_rand_double_range (r, 20, 90);
     column[x] = level;
   }
   for (guint y = 0; y < h; y++)
