@@ -263,7 +263,7 @@ make_filter (const Case * c, GRand * rand, GError ** error)
   gcv_filter_desc_init (&d);
   d.border = GCV_BORDER_REPLICATE;
   if (c->form == FORM_GAUSSIAN) {
-    d.filter = GCV_BUILTIN_GAUSSIAN;
+    d.builtin = GCV_BUILTIN_GAUSSIAN;
     d.size = c->size;
     d.sigma = c->sigma;
   } else {

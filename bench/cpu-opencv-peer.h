@@ -6,7 +6,7 @@
 #define BENCH_CPU_OPENCV_PEER_H
 
 #include <glib.h>
-#include "gcv.h"
+#include "gcv-private.h"
 
 G_BEGIN_DECLS
 
