@@ -155,11 +155,13 @@ GCV_SIMD_CLONES static void
 fir (gfloat * restrict out, const gconstpointer * restrict src,
     const gfloat * restrict w, guint nt, gfloat bias, gsize n)
 {
-  const vf8 b = (vf8) { 0 } + bias;
+  /* the bias is added after the taps: a sum started at a large bias would
+   * round every tap at the bias's magnitude */
+  const vf8 z = (vf8) { 0 }, b = z + bias;
   gsize x = 0;
 
   for (; x + 8 * LANES <= n; x += 8 * LANES) {
-    vf8 a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
+    vf8 a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
     for (guint t = 0; t < nt; t++) {
       const gfloat *s = (const gfloat *) src[t] + x;
       const gfloat k = w[t];
@@ -172,26 +174,26 @@ fir (gfloat * restrict out, const gconstpointer * restrict src,
       a6 += k * LOAD (s + 6 * LANES);
       a7 += k * LOAD (s + 7 * LANES);
     }
-    STORE (out + x, a0);
-    STORE (out + x + LANES, a1);
-    STORE (out + x + 2 * LANES, a2);
-    STORE (out + x + 3 * LANES, a3);
-    STORE (out + x + 4 * LANES, a4);
-    STORE (out + x + 5 * LANES, a5);
-    STORE (out + x + 6 * LANES, a6);
-    STORE (out + x + 7 * LANES, a7);
+    STORE (out + x, a0 + b);
+    STORE (out + x + LANES, a1 + b);
+    STORE (out + x + 2 * LANES, a2 + b);
+    STORE (out + x + 3 * LANES, a3 + b);
+    STORE (out + x + 4 * LANES, a4 + b);
+    STORE (out + x + 5 * LANES, a5 + b);
+    STORE (out + x + 6 * LANES, a6 + b);
+    STORE (out + x + 7 * LANES, a7 + b);
   }
   for (; x + LANES <= n; x += LANES) {
-    vf8 a = b;
+    vf8 a = z;
     for (guint t = 0; t < nt; t++)
       a += w[t] * LOAD ((const gfloat *) src[t] + x);
-    STORE (out + x, a);
+    STORE (out + x, a + b);
   }
   for (; x < n; x++) {
-    gfloat a = bias;
+    gfloat a = 0.0f;
     for (guint t = 0; t < nt; t++)
       a += w[t] * ((const gfloat *) src[t])[x];
-    out[x] = a;
+    out[x] = a + bias;
   }
 }
 
@@ -204,11 +206,13 @@ fir2 (gfloat * restrict out0, gfloat * restrict out1,
     const gconstpointer * restrict src, const gfloat * restrict w0,
     const gfloat * restrict w1, guint nt, gfloat bias, gsize n)
 {
-  const vf8 b = (vf8) { 0 } + bias;
+  /* the bias is added after the taps: a sum started at a large bias would
+   * round every tap at the bias's magnitude */
+  const vf8 z = (vf8) { 0 }, b = z + bias;
   gsize x = 0;
 
   for (; x + 4 * LANES <= n; x += 4 * LANES) {
-    vf8 a0 = b, a1 = b, a2 = b, a3 = b, c0 = b, c1 = b, c2 = b, c3 = b;
+    vf8 a0 = z, a1 = z, a2 = z, a3 = z, c0 = z, c1 = z, c2 = z, c3 = z;
     for (guint t = 0; t < nt; t++) {
       const gfloat *s = (const gfloat *) src[t] + x;
       const gfloat k0 = w0[t], k1 = w1[t];
@@ -223,34 +227,34 @@ fir2 (gfloat * restrict out0, gfloat * restrict out1,
       c2 += k1 * v2;
       c3 += k1 * v3;
     }
-    STORE (out0 + x, a0);
-    STORE (out0 + x + LANES, a1);
-    STORE (out0 + x + 2 * LANES, a2);
-    STORE (out0 + x + 3 * LANES, a3);
-    STORE (out1 + x, c0);
-    STORE (out1 + x + LANES, c1);
-    STORE (out1 + x + 2 * LANES, c2);
-    STORE (out1 + x + 3 * LANES, c3);
+    STORE (out0 + x, a0 + b);
+    STORE (out0 + x + LANES, a1 + b);
+    STORE (out0 + x + 2 * LANES, a2 + b);
+    STORE (out0 + x + 3 * LANES, a3 + b);
+    STORE (out1 + x, c0 + b);
+    STORE (out1 + x + LANES, c1 + b);
+    STORE (out1 + x + 2 * LANES, c2 + b);
+    STORE (out1 + x + 3 * LANES, c3 + b);
   }
   for (; x + LANES <= n; x += LANES) {
-    vf8 a = b, c = b;
+    vf8 a = z, c = z;
     for (guint t = 0; t < nt; t++) {
       const vf8 v = LOAD ((const gfloat *) src[t] + x);
       a += w0[t] * v;
       c += w1[t] * v;
     }
-    STORE (out0 + x, a);
-    STORE (out1 + x, c);
+    STORE (out0 + x, a + b);
+    STORE (out1 + x, c + b);
   }
   for (; x < n; x++) {
-    gfloat a = bias, c = bias;
+    gfloat a = 0.0f, c = 0.0f;
     for (guint t = 0; t < nt; t++) {
       const gfloat v = ((const gfloat *) src[t])[x];
       a += w0[t] * v;
       c += w1[t] * v;
     }
-    out0[x] = a;
-    out1[x] = c;
+    out0[x] = a + bias;
+    out1[x] = c + bias;
   }
 }
 
