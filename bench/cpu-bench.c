@@ -3,7 +3,7 @@
  * parallel copy of the frame, every engine output checked against a
  * double-precision reference. See bench/README.md. */
 #include "gcv-private.h"
-#include "gcv-cpu-pool.h"
+#include "cpu/gcv-cpu-pool.h"
 #include "cpu-opencv-peer.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  * plan or its filter's halo grows, never per frame. Frames of different slots
  * overlap: upload, compute and download run on the slot's own stream. */
 #include "gcv-private.h"
-#include "gcv-cuda.h"
+#include "families/gcv-cuda.h"
 #include "gcv-dispatch.h"
 #include "gcv-tuning.h"
 
