@@ -107,7 +107,7 @@ run_engine (GcvEngine * engine, GcvFormat format, const GcvFilter * filter,
 {
   GcvGeometry g = { format, format, CHECK_WIDTH, CHECK_HEIGHT };
   gsize row = bench_row_bytes (format, CHECK_WIDTH);
-  GcvPlan *plan = gcv_plan_new (engine, &g, filter, GCV_ALGORITHM_AUTO, 1,
+  GcvPlan *plan = gcv_plan_new (engine, &g, filter, GCV_FAMILY_AUTO, 1,
       error);
   GcvImage src, dst;
   cudaStream_t stream;

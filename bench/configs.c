@@ -51,8 +51,8 @@ bench_parse_families (const char *text, GArray * families, GError ** error)
     gboolean found = FALSE;
     if (!*item)
       continue;
-    for (GcvAlgorithm a = GCV_ALGORITHM_AUTO; a <= GCV_ALGORITHM_FFT; a++)
-      if (strcmp (item, gcv_algorithm_nick (a)) == 0) {
+    for (GcvFamily a = GCV_FAMILY_AUTO; a <= GCV_FAMILY_FFT; a++)
+      if (strcmp (item, gcv_family_nick (a)) == 0) {
         g_array_append_val (families, a);
         found = TRUE;
       }
@@ -177,7 +177,7 @@ bench_make_filter (BenchShape shape, BenchForm form, guint32 seed,
 }
 
 gboolean
-bench_family_applies (GcvAlgorithm family, BenchForm form)
+bench_family_applies (GcvFamily family, BenchForm form)
 {
-  return family != GCV_ALGORITHM_SEPARABLE || form == BENCH_FORM_SEPARABLE;
+  return family != GCV_FAMILY_SEPARABLE || form == BENCH_FORM_SEPARABLE;
 }

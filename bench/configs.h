@@ -31,7 +31,7 @@ typedef struct {
   GArray *frames;               /* BenchFrame */
   GArray *shapes;               /* BenchShape */
   gboolean forms[2];            /* by BenchForm */
-  GArray *families;             /* GcvAlgorithm, auto included when asked */
+  GArray *families;             /* GcvFamily, auto included when asked */
   guint peers;                  /* BenchPeers */
 } BenchPlan;
 
@@ -55,7 +55,7 @@ GcvFilter *bench_make_filter (BenchShape shape, BenchForm form, guint32 seed,
     GError ** error);
 
 /* Whether a family applies to a form (separable: separable forms only). */
-gboolean bench_family_applies (GcvAlgorithm family, BenchForm form);
+gboolean bench_family_applies (GcvFamily family, BenchForm form);
 
 G_END_DECLS
 

@@ -332,7 +332,7 @@ run_case (const Case * c, GcvEngine * engine, GcvCpuPool * pool, FILE * csv,
 
   if (!f)
     g_error ("%s: %s", c->name, err->message);
-  plan = gcv_plan_new (engine, &g, f, GCV_ALGORITHM_AUTO, 1, &err);
+  plan = gcv_plan_new (engine, &g, f, GCV_FAMILY_AUTO, 1, &err);
   if (!plan)
     g_error ("%s: %s", c->name, err->message);
   src = random_frame (c, rand);

@@ -170,7 +170,7 @@ engine_wait (gpointer user)
 }
 
 static void
-run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
+run_engine (Frame * fr, const Config * c, GcvFamily family)
 {
   const BenchFrame *f = fr->frame;
   GcvGeometry geometry = { f->format, f->format, f->width, f->height };
@@ -183,7 +183,7 @@ run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
   fill_row (fr, c, &row);
   g_string_truncate (fr->note, 0);
   row.impl = "engine";
-  row.requested = gcv_algorithm_nick (family);
+  row.requested = gcv_family_nick (family);
 
   j.plan = gcv_plan_new (fr->ctx->engine, &geometry, c->filter, family, 1,
       &error);
@@ -195,10 +195,10 @@ run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
     return;
   }
   row.description = gcv_plan_describe (j.plan);
-  if (family != GCV_ALGORITHM_AUTO && gcv_plan_get_algorithm (j.plan) != family)
+  if (family != GCV_FAMILY_AUTO && gcv_plan_get_family (j.plan) != family)
     g_string_append_printf (fr->note, "ran %s, not %s",
-        gcv_algorithm_nick (gcv_plan_get_algorithm (j.plan)),
-        gcv_algorithm_nick (family));
+        gcv_family_nick (gcv_plan_get_family (j.plan)),
+        gcv_family_nick (family));
   stream = gcv_plan_get_cuda_stream (j.plan, 0);
   if (!stream || !gcv_plan_get_device_input (j.plan, 0, &j.src))
     bench_die ("the plan has no CUDA stream or device input: %s",
@@ -235,7 +235,7 @@ run_engine (Frame * fr, const Config * c, GcvAlgorithm family)
    * tolerance holds */
   check_output (fr, c, &row, c->tol, TRUE, TRUE);
   if (strcmp (row.check, "FAIL") == 0
-      && gcv_plan_get_algorithm (j.plan) == GCV_ALGORITHM_FFT
+      && gcv_plan_get_family (j.plan) == GCV_FAMILY_FFT
       && fr->sampled <= BENCH_FFT_TOLERANCE_FACTOR * c->tol
       && row.max_diff <= BENCH_FFT_TOLERANCE_FACTOR * row.tolerance) {
     g_string_append_printf (fr->note, "; within %g times the tolerance: "
@@ -392,7 +392,7 @@ run_config (Frame * fr, BenchShape shape, BenchForm form)
       c.tol);
 
   for (guint i = 0; i < plan->families->len; i++) {
-    GcvAlgorithm family = g_array_index (plan->families, GcvAlgorithm, i);
+    GcvFamily family = g_array_index (plan->families, GcvFamily, i);
     if (bench_family_applies (family, form))
       run_engine (fr, &c, family);
   }

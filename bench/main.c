@@ -152,7 +152,7 @@ parse_options (int *argc, char ***argv, BenchPlan * plan, GError ** error)
   }
   plan->frames = g_array_new (FALSE, FALSE, sizeof (BenchFrame));
   plan->shapes = g_array_new (FALSE, FALSE, sizeof (BenchShape));
-  plan->families = g_array_new (FALSE, FALSE, sizeof (GcvAlgorithm));
+  plan->families = g_array_new (FALSE, FALSE, sizeof (GcvFamily));
   return parse_frames (plan, error)
       && bench_parse_shapes (opt_kernels ? opt_kernels : opt_quick ?
       QUICK_KERNELS : DEFAULT_KERNELS, plan->shapes, error)
@@ -179,10 +179,10 @@ list_plan (const BenchPlan * plan)
         if (!plan->forms[form])
           continue;
         for (guint i = 0; i < plan->families->len; i++) {
-          GcvAlgorithm a = g_array_index (plan->families, GcvAlgorithm, i);
+          GcvFamily a = g_array_index (plan->families, GcvFamily, i);
           if (bench_family_applies (a, form))
             g_string_append_printf (impls, " engine:%s",
-                gcv_algorithm_nick (a));
+                gcv_family_nick (a));
         }
         if (plan->peers & BENCH_PEER_NPP) {
           g_string_append (impls, " npp");

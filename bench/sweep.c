@@ -58,7 +58,7 @@ sweep_candidates_usable (GString * rejected)
 gboolean
 sweep_family_allowed (const GcvVariant * v, const GcvDispatchKey * key)
 {
-  return !key->separable == !(v->family == GCV_ALGORITHM_SEPARABLE);
+  return !key->separable == !(v->family == GCV_FAMILY_SEPARABLE);
 }
 
 gboolean
@@ -68,13 +68,13 @@ sweep_worth_timing (const GcvVariant * v, const GcvDispatchKey * key)
   guint area = key->kw * key->kh;
 
   switch (v->family) {
-    case GCV_ALGORITHM_SEPARABLE:
+    case GCV_FAMILY_SEPARABLE:
       return key->separable;
-    case GCV_ALGORITHM_FFT:
+    case GCV_FAMILY_FFT:
       return area > 81;
-    case GCV_ALGORITHM_DIRECT:
+    case GCV_FAMILY_DIRECT:
       return area < 81;
-    case GCV_ALGORITHM_REGISTER:
+    case GCV_FAMILY_REGISTER:
       return key->kw <= 17;
     default:
       return TRUE;
@@ -207,11 +207,11 @@ sweep_frame_set_filter (SweepFrame * sf, const GcvFilter * filter,
   GcvGeometry geometry = { sf->format, sf->format, sf->width, sf->height };
 
   if (sf->plan) {
-    if (!gcv_plan_set_filter (sf->plan, filter, GCV_ALGORITHM_AUTO, error))
+    if (!gcv_plan_set_filter (sf->plan, filter, GCV_FAMILY_AUTO, error))
       return FALSE;
   } else {
     sf->plan = gcv_plan_new (sf->engine, &geometry, filter,
-        GCV_ALGORITHM_AUTO, 1, error);
+        GCV_FAMILY_AUTO, 1, error);
     if (!sf->plan)
       return FALSE;
     sf->stream = gcv_plan_get_cuda_stream (sf->plan, 0);

@@ -18,7 +18,7 @@ typedef struct {
   const gchar *(*engine_describe) (gpointer engine);
   gint (*engine_device) (gpointer engine);      /* optional: -1 */
   void (*engine_free) (gpointer engine);
-  /* Creates the backend's state for a plan; picks a family for `algorithm`
+  /* Creates the backend's state for a plan; picks a family for the one
    * and writes a description of it. */
   gpointer (*plan_new) (gpointer engine, GcvPlan * plan, GError ** error);
   gboolean (*plan_set_filter) (gpointer state, GcvPlan * plan,
@@ -49,9 +49,9 @@ struct _GcvPlan {
   GcvEngine *engine;
   GcvGeometry geometry;
   GcvFilter *filter;
-  GcvAlgorithm requested;       /* what the caller asked for */
-  GcvAlgorithm algorithm;       /* the family the backend chose */
-  GcvChoice choice;             /* the CUDA dispatcher's, with parameters */
+  GcvFamily requested;          /* what the caller asked for */
+  GcvChoice choice;             /* what runs: the family, with parameters on
+                                 * CUDA (the dispatcher's choice) */
   gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
   gchar *description;           /* family and parameters, for reporting */
   guint n_slots;                /* capacity: frames in flight at most */
@@ -61,7 +61,7 @@ struct _GcvPlan {
   gpointer state;
 };
 
-void gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
+void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);
 /* What runs: the family and its parameters (on the CPU backend, the family
  * alone), and where the choice came from. */
@@ -74,7 +74,7 @@ const GcvChoice *gcv_plan_get_choice (GcvPlan * plan);
 gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
     GError ** error);
 /* The family the plan runs. */
-GcvAlgorithm gcv_plan_get_algorithm (GcvPlan * plan);
+GcvFamily gcv_plan_get_family (GcvPlan * plan);
 
 G_END_DECLS
 

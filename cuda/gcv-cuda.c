@@ -413,7 +413,7 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   gsize tmp_pitch = round_pitch (g->width * tpx);
   /* only the two-pass separable kernels have an intermediate */
   const GcvVariant *v = &plan->choice.variant;
-  gsize tmp_bytes = v->family == GCV_ALGORITHM_SEPARABLE && v->two_pass ?
+  gsize tmp_bytes = v->family == GCV_FAMILY_SEPARABLE && v->two_pass ?
       tmp_pitch * (g->height + f->kh - 1) : 0;
   gsize out_pitch = round_pitch (g->width *
       gcv_format_pixel_size (g->out_format));
@@ -583,14 +583,14 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
       plan->forced_variant ? &forced : NULL, f->rank1, choice);
-  if (v->family == GCV_ALGORITHM_FFT) {
+  if (v->family == GCV_FAMILY_FFT) {
     if (!ensure_fft (cp, plan, &c, v->fft_prime, fft_error,
             sizeof (fft_error), error))
       return FALSE;
     if (!cp->fft)
       gcv_dispatch_fall_back (choice, GCV_FALLBACK_FFT_SETUP, &key, &limits);
   }
-  if (v->family != GCV_ALGORITHM_FFT && cp->fft) {
+  if (v->family != GCV_FAMILY_FFT && cp->fft) {
     if (!wait_all (cp, error))
       return FALSE;
     g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
@@ -598,10 +598,10 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   }
 
   name = gcv_variant_to_string (v);
-  if (v->family == GCV_ALGORITHM_TILED) {
+  if (v->family == GCV_FAMILY_TILED) {
     params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
         "unrolled");
-  } else if (v->family == GCV_ALGORITHM_FFT) {
+  } else if (v->family == GCV_FAMILY_FFT) {
     int nx, ny;
     gcv_cuda_fft_size (cp->fft, &nx, &ny);
     params = g_strdup_printf ("p=%d %dx%d", v->fft_prime, nx, ny);
@@ -790,20 +790,20 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
   switch (v->family) {
-    case GCV_ALGORITHM_TILED:
+    case GCV_FAMILY_TILED:
       if (!v->adaptive)
         return CHECK (gcv_cuda_tiled_width (&c, v->rows), OP_LAUNCH);
       return CHECK (gcv_cuda_tiled (&c, v->rows, cp->tiled_smem), OP_LAUNCH);
-    case GCV_ALGORITHM_REGISTER:
+    case GCV_FAMILY_REGISTER:
       return CHECK (gcv_cuda_register (&c, v->lane_outputs, v->block),
           OP_LAUNCH);
-    case GCV_ALGORITHM_SEPARABLE:
+    case GCV_FAMILY_SEPARABLE:
       if (!v->two_pass)
         return CHECK (gcv_cuda_separable_fused (&c, f->row, f->column,
                 v->rows), OP_LAUNCH);
       return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
               cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
-    case GCV_ALGORITHM_FFT:{
+    case GCV_FAMILY_FFT:{
       char err[256];
       if (!gcv_cuda_fft_run (cp->fft, slot, &c, err, sizeof (err))) {
         g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);

@@ -10,20 +10,20 @@ gchar *
 gcv_variant_to_string (const GcvVariant * v)
 {
   switch (v->family) {
-    case GCV_ALGORITHM_TILED:
+    case GCV_FAMILY_TILED:
       return v->adaptive || !v->rows ? g_strdup ("tiled") :
           g_strdup_printf ("tiled ty=%d", v->rows);
-    case GCV_ALGORITHM_REGISTER:
+    case GCV_FAMILY_REGISTER:
       return g_strdup_printf ("register p=%d block=%d",
           v->lane_outputs ? v->lane_outputs : 8, v->block ? v->block : 128);
-    case GCV_ALGORITHM_SEPARABLE:
+    case GCV_FAMILY_SEPARABLE:
       return v->two_pass ? g_strdup ("separable two-pass") :
           g_strdup_printf ("separable fused ty=%d", v->rows ? v->rows : 4);
-    case GCV_ALGORITHM_FFT:
+    case GCV_FAMILY_FFT:
       return v->fft_prime && v->fft_prime != 7 ?
           g_strdup_printf ("fft p=%d", v->fft_prime) : g_strdup ("fft");
     default:
-      return g_strdup (gcv_algorithm_nick (v->family));
+      return g_strdup (gcv_family_nick (v->family));
   }
 }
 
@@ -40,8 +40,8 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
     if (!**w)
       continue;
     if (n++ == 0) {
-      for (gint a = GCV_ALGORITHM_DIRECT; a <= GCV_ALGORITHM_FFT; a++)
-        if (strcmp (*w, gcv_algorithm_nick (a)) == 0) {
+      for (gint a = GCV_FAMILY_DIRECT; a <= GCV_FAMILY_FFT; a++)
+        if (strcmp (*w, gcv_family_nick (a)) == 0) {
           v->family = a;
           found = TRUE;
         }
@@ -50,18 +50,18 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
             "unknown kernel family '%s'", *w);
         goto out;
       }
-      if (v->family == GCV_ALGORITHM_SEPARABLE)
+      if (v->family == GCV_FAMILY_SEPARABLE)
         v->rows = 4;
       /* plain "tiled": adaptive tiling, unless a ty= follows */
-      v->adaptive = v->family == GCV_ALGORITHM_TILED;
+      v->adaptive = v->family == GCV_FAMILY_TILED;
       continue;
     }
-    if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "two-pass") == 0) {
+    if (v->family == GCV_FAMILY_SEPARABLE && strcmp (*w, "two-pass") == 0) {
       v->rows = 0;
       v->two_pass = TRUE;
       continue;
     }
-    if (v->family == GCV_ALGORITHM_SEPARABLE && strcmp (*w, "fused") == 0)
+    if (v->family == GCV_FAMILY_SEPARABLE && strcmp (*w, "fused") == 0)
       continue;
     {
       gchar *eq = strchr (*w, '=');
@@ -70,23 +70,23 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
       gint *field = NULL;
       if (eq) {
         *eq = '\0';
-        if (strcmp (*w, "ty") == 0 && (v->family == GCV_ALGORITHM_TILED
-                || (v->family == GCV_ALGORITHM_SEPARABLE && !v->two_pass))) {
+        if (strcmp (*w, "ty") == 0 && (v->family == GCV_FAMILY_TILED
+                || (v->family == GCV_FAMILY_SEPARABLE && !v->two_pass))) {
           field = &v->rows;
           v->adaptive = FALSE;
         } else if (strcmp (*w, "p") == 0
-            && v->family == GCV_ALGORITHM_REGISTER)
+            && v->family == GCV_FAMILY_REGISTER)
           field = &v->lane_outputs;
-        else if (strcmp (*w, "p") == 0 && v->family == GCV_ALGORITHM_FFT)
+        else if (strcmp (*w, "p") == 0 && v->family == GCV_FAMILY_FFT)
           field = &v->fft_prime;
         else if (strcmp (*w, "block") == 0
-            && v->family == GCV_ALGORITHM_REGISTER)
+            && v->family == GCV_FAMILY_REGISTER)
           field = &v->block;
       }
       if (!field || !end || *end || val < 1 || val > 1024) {
         g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS,
             "bad parameter '%s%s%s' for %s", *w, eq ? "=" : "",
-            eq ? eq + 1 : "", gcv_algorithm_nick (v->family));
+            eq ? eq + 1 : "", gcv_family_nick (v->family));
         goto out;
       }
       *field = (gint) val;
@@ -142,25 +142,25 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
 {
   memset (v, 0, sizeof (*v));
   if (key->separable) {
-    v->family = GCV_ALGORITHM_SEPARABLE;
+    v->family = GCV_FAMILY_SEPARABLE;
     v->rows = 4;                /* fused where an instance fits */
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
     /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
-    v->family = GCV_ALGORITHM_FFT;
+    v->family = GCV_FAMILY_FFT;
     v->fft_prime = 5;
   } else if (!key->unrolled && gcv_format_channels (key->format) == 4
       && key->kw * key->kh <= 16) {
     /* small RGBA-family kernels of widths with no unrolled tiled kernel
      * (2x7, 4x4): the register cache beat adaptive tiling there on H100 and
      * H200; from 6x6 on it lost */
-    v->family = GCV_ALGORITHM_REGISTER;
+    v->family = GCV_FAMILY_REGISTER;
     v->lane_outputs = 8;
     v->block = 128;
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling
      * rule picks the tile height at plan time */
-    v->family = GCV_ALGORITHM_TILED;
+    v->family = GCV_FAMILY_TILED;
     v->rows = gcv_format_channels (key->format) == 4 ? 1 : 2;
   }
 }
@@ -170,13 +170,13 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
 /* A family with the parameters it runs best with, as far as is known
  * without measuring. */
 static void
-family_defaults (GcvVariant * v, GcvAlgorithm family, GcvFormat format)
+family_defaults (GcvVariant * v, GcvFamily family, GcvFormat format)
 {
   memset (v, 0, sizeof (*v));
   v->family = family;
-  if (family == GCV_ALGORITHM_TILED)
+  if (family == GCV_FAMILY_TILED)
     v->rows = gcv_format_channels (format) == 4 ? 1 : 2;
-  else if (family == GCV_ALGORITHM_SEPARABLE)
+  else if (family == GCV_FAMILY_SEPARABLE)
     v->rows = 4;
 }
 
@@ -194,11 +194,11 @@ settle (GcvChoice * c, const GcvFamilyLimits * limits)
 {
   GcvVariant *v = &c->variant;
 
-  if (v->family == GCV_ALGORITHM_REGISTER) {
+  if (v->family == GCV_FAMILY_REGISTER) {
     v->lane_outputs = v->lane_outputs == 4 ? 4 : 8;
     v->block = CLAMP (v->block ? v->block / 32 * 32 : 128, 32, 256);
   }
-  if (v->family == GCV_ALGORITHM_SEPARABLE) {
+  if (v->family == GCV_FAMILY_SEPARABLE) {
     v->adaptive = FALSE;
     if (!v->two_pass) {
       v->rows = v->rows == 8 ? 8 : 4;
@@ -207,10 +207,10 @@ settle (GcvChoice * c, const GcvFamilyLimits * limits)
       v->two_pass = v->rows == 0;
     }
   }
-  if (v->family == GCV_ALGORITHM_FFT && v->fft_prime != 2
+  if (v->family == GCV_FAMILY_FFT && v->fft_prime != 2
       && v->fft_prime != 3 && v->fft_prime != 5)
     v->fft_prime = 7;
-  if (v->family == GCV_ALGORITHM_TILED) {
+  if (v->family == GCV_FAMILY_TILED) {
     /* kernels too large for the constant bank have one unrolled instance,
      * with taps in memory: rows=2 */
     gint unrolled = limits->taps_in_memory ? 2 : v->rows;
@@ -221,7 +221,7 @@ settle (GcvChoice * c, const GcvFamilyLimits * limits)
       v->rows = limits->adaptive_rows;
     } else {
       memset (v, 0, sizeof (*v));
-      v->family = GCV_ALGORITHM_DIRECT;
+      v->family = GCV_FAMILY_DIRECT;
       c->fallback = GCV_FALLBACK_TILE_TOO_LARGE;
     }
   }
@@ -230,7 +230,7 @@ settle (GcvChoice * c, const GcvFamilyLimits * limits)
 void
 gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     const GcvFamilyLimits * limits, const GcvTuningTable * table,
-    GcvAlgorithm requested, const GcvVariant * forced, gboolean rank1,
+    GcvFamily requested, const GcvVariant * forced, gboolean rank1,
     GcvChoice * c)
 {
   GcvDispatchKey key = *key_in, lookup;
@@ -254,28 +254,28 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
      * heuristic picks with that in mind. With separable=auto, rank-1
      * kernels take a separable variant (docs/properties.md): rows that
      * hold another choice for them defer to the heuristic too. */
-    if (row && !(row->variant.family == GCV_ALGORITHM_TILED
+    if (row && !(row->variant.family == GCV_FAMILY_TILED
             && !row->variant.adaptive && !key.unrolled)
         && !(key.separable
-            && row->variant.family != GCV_ALGORITHM_SEPARABLE)) {
+            && row->variant.family != GCV_FAMILY_SEPARABLE)) {
       *v = row->variant;
       c->source = GCV_SOURCE_TABLE;
     } else {
       gcv_dispatch_heuristic (&key, dev, v);
       c->source = GCV_SOURCE_HEURISTIC;
     }
-    if (requested != GCV_ALGORITHM_AUTO && requested != v->family) {
+    if (requested != GCV_FAMILY_AUTO && requested != v->family) {
       family_defaults (v, requested, key.format);
       c->source = GCV_SOURCE_REQUESTED;
     }
   }
-  if (v->family == GCV_ALGORITHM_SEPARABLE && !rank1) {
+  if (v->family == GCV_FAMILY_SEPARABLE && !rank1) {
     c->fallback = GCV_FALLBACK_NOT_RANK1;
-    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
+    family_defaults (v, GCV_FAMILY_TILED, key.format);
   }
-  if (v->family == GCV_ALGORITHM_REGISTER && !limits->register_fits) {
+  if (v->family == GCV_FAMILY_REGISTER && !limits->register_fits) {
     c->fallback = GCV_FALLBACK_REGISTER_SIZE;
-    family_defaults (v, GCV_ALGORITHM_TILED, key.format);
+    family_defaults (v, GCV_FAMILY_TILED, key.format);
   }
   settle (c, limits);
 }
@@ -285,7 +285,7 @@ gcv_dispatch_fall_back (GcvChoice * c, GcvFallback why,
     const GcvDispatchKey * key, const GcvFamilyLimits * limits)
 {
   c->fallback = why;
-  family_defaults (&c->variant, GCV_ALGORITHM_TILED, key->format);
+  family_defaults (&c->variant, GCV_FAMILY_TILED, key->format);
   settle (c, limits);
 }
 

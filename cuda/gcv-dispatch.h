@@ -13,7 +13,7 @@ G_BEGIN_DECLS
  * "tiled ty=2", "tiled" (adaptive), "register p=8 block=128",
  * "separable fused ty=4", "separable two-pass", "fft p=5", "direct". */
 typedef struct {
-  GcvAlgorithm family;
+  GcvFamily family;
   gint rows;                    /* tiled, fused separable: outputs down per
                                  * thread */
   gboolean adaptive;            /* tiled: the generic kernel, its tile height
@@ -92,7 +92,7 @@ typedef struct _GcvTuningTable GcvTuningTable;
  * family where it differs; then what `limits` allow. */
 void gcv_dispatch_choose (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, const GcvFamilyLimits * limits,
-    const GcvTuningTable * table, GcvAlgorithm requested,
+    const GcvTuningTable * table, GcvFamily requested,
     const GcvVariant * forced, gboolean rank1, GcvChoice * choice);
 /* The chosen family cannot run after all (`why`): tiled, settled. */
 void gcv_dispatch_fall_back (GcvChoice * choice, GcvFallback why,

@@ -24,7 +24,7 @@ gcv_filter_desc_init (GcvFilterDesc * desc)
   desc->anchor_x = desc->anchor_y = -1;
   desc->border = GCV_BORDER_REPLICATE;
   desc->separable = GCV_SEPARABLE_AUTO;
-  desc->algorithm = GCV_ALGORITHM_AUTO;
+  desc->algorithm = GCV_FAMILY_AUTO;
 }
 
 void
@@ -289,12 +289,12 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
             "separable=always but the %s kernel is not separable (rank 1)",
             gcv_builtin_nick (desc->builtin)))
       goto out;
-    if (desc->algorithm == GCV_ALGORITHM_SEPARABLE
+    if (desc->algorithm == GCV_FAMILY_SEPARABLE
         && desc->separable == GCV_SEPARABLE_NEVER
         && fails (&c, GCV_FIELD_ALGORITHM | GCV_FIELD_SEPARABLE,
             "algorithm=separable contradicts separable=never"))
       goto out;
-    if (desc->algorithm == GCV_ALGORITHM_SEPARABLE && !rank1
+    if (desc->algorithm == GCV_FAMILY_SEPARABLE && !rank1
         && fails (&c, GCV_FIELD_ALGORITHM,
             "algorithm=separable but the %s kernel is not separable (rank 1)",
             gcv_builtin_nick (desc->builtin)))
@@ -366,7 +366,7 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
       one.mode = GCV_MODE_CORRELATION;
       one.anchor_x = one.anchor_y = -1;
       one.separable = GCV_SEPARABLE_AUTO;
-      one.algorithm = GCV_ALGORITHM_AUTO;
+      one.algorithm = GCV_FAMILY_AUTO;
       ok = build (&one, GCV_FIELD_ANY, out, error);
       goto out;
     }

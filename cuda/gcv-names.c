@@ -13,7 +13,7 @@ static const gchar *const border_nicks[] = {
   "constant", "replicate", "reflect", "reflect101", "wrap",
 };
 
-static const gchar *const algorithm_nicks[] = {
+static const gchar *const family_nicks[] = {
   "auto", "direct", "tiled", "register", "separable", "fft",
 };
 
@@ -34,10 +34,10 @@ gcv_border_nick (GcvBorder border)
 }
 
 const gchar *
-gcv_algorithm_nick (GcvAlgorithm algorithm)
+gcv_family_nick (GcvFamily family)
 {
-  return algorithm < G_N_ELEMENTS (algorithm_nicks) ?
-      algorithm_nicks[algorithm] : "?";
+  return family < G_N_ELEMENTS (family_nicks) ?
+      family_nicks[family] : "?";
 }
 
 const gchar *

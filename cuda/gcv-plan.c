@@ -95,7 +95,7 @@ gcv_engine_free (GcvEngine * engine)
 }
 
 void
-gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
+gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...)
 {
   va_list args;
@@ -105,9 +105,8 @@ gcv_plan_set_description (GcvPlan * plan, GcvAlgorithm algorithm,
   params = g_strdup_vprintf (format, args);
   va_end (args);
   g_free (plan->description);
-  plan->algorithm = algorithm;
-  plan->choice.variant.family = algorithm;
-  plan->description = g_strdup_printf ("%s%s%s", gcv_algorithm_nick (algorithm),
+  plan->choice.variant.family = family;
+  plan->description = g_strdup_printf ("%s%s%s", gcv_family_nick (family),
       *params ? " " : "", params);
   g_free (params);
 }
@@ -156,7 +155,7 @@ plan_free_fields (GcvPlan * plan)
 
 GcvPlan *
 gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
-    const GcvFilter * filter, GcvAlgorithm algorithm, guint in_flight,
+    const GcvFilter * filter, GcvFamily family, guint in_flight,
     GError ** error)
 {
   GcvPlan *plan;
@@ -168,7 +167,7 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->engine = engine;
   plan->geometry = *geometry;
   plan->filter = gcv_filter_copy (filter);
-  plan->requested = algorithm;
+  plan->requested = family;
   plan->n_slots = gcv_engine_frames_in_flight (engine, in_flight);
   plan->slot_ticket = g_new0 (GcvTicket, plan->n_slots);
   plan->slot_busy = g_new0 (gboolean, plan->n_slots);
@@ -182,15 +181,15 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
 
 gboolean
 gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
-    GcvAlgorithm algorithm, GError ** error)
+    GcvFamily family, GError ** error)
 {
   GcvFilter *old = plan->filter;
-  GcvAlgorithm old_requested = plan->requested;
+  GcvFamily old_requested = plan->requested;
 
-  if (algorithm == plan->requested && gcv_filter_equal (filter, plan->filter))
+  if (family == plan->requested && gcv_filter_equal (filter, plan->filter))
     return TRUE;
   plan->filter = gcv_filter_copy (filter);
-  plan->requested = algorithm;
+  plan->requested = family;
   if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
     gcv_filter_free (plan->filter);
     plan->filter = old;
@@ -295,10 +294,10 @@ gcv_plan_run (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
       && gcv_plan_wait (plan, ticket, error);
 }
 
-GcvAlgorithm
-gcv_plan_get_algorithm (GcvPlan * plan)
+GcvFamily
+gcv_plan_get_family (GcvPlan * plan)
 {
-  return plan->algorithm;
+  return plan->choice.variant.family;
 }
 
 const GcvChoice *

@@ -7,7 +7,7 @@
  * Usage:
  *   GcvFilter *f = gcv_filter_new (&desc, &err);       // validate, normalise
  *   GcvEngine *e = gcv_engine_new (GCV_BACKEND_AUTO, -1, &err);
- *   GcvPlan *p = gcv_plan_new (e, &geometry, f, GCV_ALGORITHM_AUTO, 2, &err);
+ *   GcvPlan *p = gcv_plan_new (e, &geometry, f, GCV_FAMILY_AUTO, 2, &err);
  *   gcv_plan_submit (p, &src, &dst, &ticket, &err);    // may run asynchronously
  *   gcv_plan_wait (p, ticket, &err);                   // dst is ready
  *
@@ -78,13 +78,13 @@ typedef enum {
 } GcvSeparableMode;
 
 typedef enum {
-  GCV_ALGORITHM_AUTO,
-  GCV_ALGORITHM_DIRECT,
-  GCV_ALGORITHM_TILED,
-  GCV_ALGORITHM_REGISTER,
-  GCV_ALGORITHM_SEPARABLE,
-  GCV_ALGORITHM_FFT,
-} GcvAlgorithm;
+  GCV_FAMILY_AUTO,
+  GCV_FAMILY_DIRECT,
+  GCV_FAMILY_TILED,
+  GCV_FAMILY_REGISTER,
+  GCV_FAMILY_SEPARABLE,
+  GCV_FAMILY_FFT,
+} GcvFamily;
 
 typedef enum {
   GCV_BACKEND_AUTO,
@@ -141,7 +141,8 @@ typedef struct {
   gdouble border_value;
   GcvAlpha alpha;
   GcvSeparableMode separable;
-  GcvAlgorithm algorithm;       /* validated here: separable needs a rank-1 kernel */
+  GcvFamily algorithm;          /* the family asked for (the algorithm
+                                 * property); separable needs a rank-1 K */
 } GcvFilterDesc;
 
 /* A validated filter, ready to run (opaque). */
@@ -157,7 +158,7 @@ GCV_API gboolean gcv_filter_is_identity (const GcvFilter * filter);
 
 GCV_API const gchar *gcv_builtin_nick (GcvBuiltin filter);
 GCV_API const gchar *gcv_border_nick (GcvBorder border);
-GCV_API const gchar *gcv_algorithm_nick (GcvAlgorithm algorithm);
+GCV_API const gchar *gcv_family_nick (GcvFamily family);
 GCV_API const gchar *gcv_format_name (GcvFormat format);
 GCV_API gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
 /* Bytes per pixel (1, 4); GRAY32F is 4. */
@@ -205,11 +206,11 @@ GCV_API guint gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted);
 /* Up to gcv_engine_frames_in_flight (engine, in_flight) frames may be in
  * flight at once. */
 GCV_API GcvPlan *gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
-    const GcvFilter * filter, GcvAlgorithm algorithm, guint in_flight,
+    const GcvFilter * filter, GcvFamily family, guint in_flight,
     GError ** error);
 /* Swap the filter; frames already submitted keep the old one. */
 GCV_API gboolean gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
-    GcvAlgorithm algorithm, GError ** error);
+    GcvFamily family, GError ** error);
 /* Starts filtering src into dst; dst is ready once `ticket` is waited
  * for. Refused (GCV_ERROR_FRAME) while the plan holds as many frames in
  * flight as it can: wait for the oldest first. */

@@ -74,7 +74,7 @@ set_from_text (GObject * o, const gchar * property, const gchar * text)
 
 /* Runs `filter` over a small frame made of input bytes. */
 static void
-run_filter (const GcvFilter * filter, GcvAlgorithm algorithm, FuzzInput * in)
+run_filter (const GcvFilter * filter, GcvFamily algorithm, FuzzInput * in)
 {
   static const GcvFormat gray_out[] = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY32F };
   GcvGeometry g;
@@ -129,7 +129,7 @@ fuzz_property_text (guint8 control, const gchar * text, FuzzInput * in)
   GstGpuConvolve *e = g_object_new (GST_TYPE_GPU_CONVOLVE, NULL);
   GObject *o = G_OBJECT (e);
   GcvFilter *filter;
-  GcvAlgorithm algorithm;
+  GcvFamily algorithm;
 
   gst_object_ref_sink (e);
   g_object_set (o, "kernel-width", 1 + (control >> 2) % 4, "kernel-height",

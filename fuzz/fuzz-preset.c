@@ -140,7 +140,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   gst_object_ref_sink (e);
   names = gst_preset_get_preset_names (GST_PRESET (e));
   for (guint i = 0; names && names[i] && i < 16; i++) {
-    GcvAlgorithm algorithm;
+    GcvFamily algorithm;
     GcvFilter *filter;
 
     gst_preset_load_preset (GST_PRESET (e), names[i]);

@@ -453,7 +453,7 @@ static gboolean
 refresh_filter (GstGpuConvolve * self, GError ** error)
 {
   GcvFilter *filter = NULL;
-  GcvAlgorithm algorithm;
+  GcvFamily algorithm;
   GError *err = NULL;
 
   GST_OBJECT_LOCK (self);
@@ -497,7 +497,7 @@ refresh_filter (GstGpuConvolve * self, GError ** error)
 }
 
 GcvFilter *
-gst_gpu_convolve_build_filter (GstGpuConvolve * self, GcvAlgorithm * algorithm,
+gst_gpu_convolve_build_filter (GstGpuConvolve * self, GcvFamily * algorithm,
     GError ** error)
 {
   GcvFilter *filter;
@@ -904,7 +904,7 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   geometry.width = in.width;
   geometry.height = in.height;
   GST_OBJECT_LOCK (self);
-  GcvAlgorithm algorithm = self->desc.algorithm;
+  GcvFamily algorithm = self->desc.algorithm;
   GST_OBJECT_UNLOCK (self);
   self->plan = gcv_plan_new (self->engine, &geometry, self->filter, algorithm,
       frames_in_flight (self), &error);
@@ -1454,7 +1454,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   g_object_class_install_property (gobject_class, PROP_ALGORITHM,
       g_param_spec_enum ("algorithm", "Algorithm",
           "Kernel family to use, auto = tuned dispatcher",
-          GST_TYPE_GPU_CONVOLVE_ALGORITHM, GCV_ALGORITHM_AUTO, live));
+          GST_TYPE_GPU_CONVOLVE_ALGORITHM, GCV_FAMILY_AUTO, live));
   /**
    * GstGpuConvolve:active-algorithm:
    *

@@ -21,7 +21,7 @@ GST_ELEMENT_REGISTER_DECLARE (gpuconvolve);
  * naming the properties at fault. `algorithm` receives the family asked
  * for. */
 GcvFilter *gst_gpu_convolve_build_filter (GstGpuConvolve * self,
-    GcvAlgorithm * algorithm, GError ** error);
+    GcvFamily * algorithm, GError ** error);
 
 
 G_END_DECLS

@@ -57,14 +57,14 @@ DEFINE_ENUM (gst_gpu_convolve_separable_get_type, "GstGpuConvolveSeparable",
     {GCV_SEPARABLE_NEVER, "Always use a 2D path", "never"});
 
 DEFINE_ENUM (gst_gpu_convolve_algorithm_get_type, "GstGpuConvolveAlgorithm",
-    {GCV_ALGORITHM_AUTO, "Chosen by the dispatcher", "auto"},
-    {GCV_ALGORITHM_DIRECT, "Plain direct 2D", "direct"},
-    {GCV_ALGORITHM_TILED, "Shared-memory tiled 2D (CUDA)", "tiled"},
-    {GCV_ALGORITHM_REGISTER, "Register cache with warp shuffle (CUDA)",
+    {GCV_FAMILY_AUTO, "Chosen by the dispatcher", "auto"},
+    {GCV_FAMILY_DIRECT, "Plain direct 2D", "direct"},
+    {GCV_FAMILY_TILED, "Shared-memory tiled 2D (CUDA)", "tiled"},
+    {GCV_FAMILY_REGISTER, "Register cache with warp shuffle (CUDA)",
         "register"},
-    {GCV_ALGORITHM_SEPARABLE, "Row and column passes (rank-1 kernels)",
+    {GCV_FAMILY_SEPARABLE, "Row and column passes (rank-1 kernels)",
         "separable"},
-    {GCV_ALGORITHM_FFT, "cuFFT with the border padded in (CUDA)", "fft"});
+    {GCV_FAMILY_FFT, "cuFFT with the border padded in (CUDA)", "fft"});
 
 DEFINE_ENUM (gst_gpu_convolve_backend_get_type, "GstGpuConvolveBackend",
     {GCV_BACKEND_AUTO, "CUDA when a device is usable, else CPU", "auto"},

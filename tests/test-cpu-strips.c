@@ -373,7 +373,7 @@ GST_START_TEST (test_scratch_out_of_memory_engine)
         "work here, skipped\n");
     goto out;
   }
-  plan = gcv_plan_new (engine, &g, big, GCV_ALGORITHM_AUTO, 1, &err);
+  plan = gcv_plan_new (engine, &g, big, GCV_FAMILY_AUTO, 1, &err);
   unlimit_memory (&saved);
   fail_unless (plan == NULL, "a plan with scratch beyond the limit");
   fail_unless (g_error_matches (err, GCV_ERROR, GCV_ERROR_DEVICE), "%s",
@@ -386,10 +386,10 @@ GST_START_TEST (test_scratch_out_of_memory_engine)
   g_clear_error (&err);
 
   /* the same for a running plan, which keeps its 3x3 blur */
-  plan = gcv_plan_new (engine, &g, blur, GCV_ALGORITHM_AUTO, 1, &err);
+  plan = gcv_plan_new (engine, &g, blur, GCV_FAMILY_AUTO, 1, &err);
   fail_unless (plan != NULL);
   fail_unless (limit_memory (HEADROOM, &saved));
-  fail_if (gcv_plan_set_filter (plan, big, GCV_ALGORITHM_AUTO, &err));
+  fail_if (gcv_plan_set_filter (plan, big, GCV_FAMILY_AUTO, &err));
   unlimit_memory (&saved);
   fail_unless (g_error_matches (err, GCV_ERROR, GCV_ERROR_DEVICE));
   g_clear_error (&err);

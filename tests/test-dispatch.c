@@ -24,15 +24,15 @@ test_variant_round_trip (void)
   };
   static const struct {
     const char *text, *written;
-    GcvAlgorithm family;
+    GcvFamily family;
   } loose[] = {
-    {"  tiled   ty=2 ", "tiled ty=2", GCV_ALGORITHM_TILED},
-    {"separable", "separable fused ty=4", GCV_ALGORITHM_SEPARABLE},
-    {"separable ty=8", "separable fused ty=8", GCV_ALGORITHM_SEPARABLE},
-    {"register", "register p=8 block=128", GCV_ALGORITHM_REGISTER},
+    {"  tiled   ty=2 ", "tiled ty=2", GCV_FAMILY_TILED},
+    {"separable", "separable fused ty=4", GCV_FAMILY_SEPARABLE},
+    {"separable ty=8", "separable fused ty=8", GCV_FAMILY_SEPARABLE},
+    {"register", "register p=8 block=128", GCV_FAMILY_REGISTER},
     {"register block=256 p=4", "register p=4 block=256",
-        GCV_ALGORITHM_REGISTER},
-    {"fft p=7", "fft", GCV_ALGORITHM_FFT},
+        GCV_FAMILY_REGISTER},
+    {"fft p=7", "fft", GCV_FAMILY_FFT},
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (canonical); i++) {
@@ -620,7 +620,7 @@ fft_expected (GcvFormat format, guint kw, guint kh, guint width,
   return fft < direct;
 }
 
-static GcvAlgorithm
+static GcvFamily
 heuristic_unrolled (GcvFormat format, guint kw, guint kh, gboolean sep,
     guint width, guint height, gboolean unrolled)
 {
@@ -633,7 +633,7 @@ heuristic_unrolled (GcvFormat format, guint kw, guint kh, gboolean sep,
   gcv_dispatch_heuristic (&key, &dev, &v);
   /* whatever it picks can be written and read back */
   s = gcv_variant_to_string (&v);
-  g_assert_true (g_str_has_prefix (s, gcv_algorithm_nick (v.family)));
+  g_assert_true (g_str_has_prefix (s, gcv_family_nick (v.family)));
   {
     GcvVariant back;
     g_assert_true (gcv_variant_parse (s, &back, NULL));
@@ -644,7 +644,7 @@ heuristic_unrolled (GcvFormat format, guint kw, guint kh, gboolean sep,
 }
 
 /* Keys where no unrolled tiled kernel exists */
-static GcvAlgorithm
+static GcvFamily
 heuristic (GcvFormat format, guint kw, guint kh, gboolean sep, guint width,
     guint height)
 {
@@ -660,11 +660,11 @@ test_heuristic_cases (void)
   device (&dev);
   /* rank 1: the separable path, however large the kernel */
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 5, 5, TRUE, 1920, 1080),
-      ==, GCV_ALGORITHM_SEPARABLE);
+      ==, GCV_FAMILY_SEPARABLE);
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 127, 127, TRUE, 4096, 4096),
-      ==, GCV_ALGORITHM_SEPARABLE);
+      ==, GCV_FAMILY_SEPARABLE);
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 1, 31, TRUE, 1280, 720),
-      ==, GCV_ALGORITHM_SEPARABLE);
+      ==, GCV_FAMILY_SEPARABLE);
 
   /* GRAY32F 3x3 at 1920x1080, adaptive: direct is bound by its traffic,
    * 2073600 * 8 / 3e12 = 5.5 us (arithmetic 2073600 * 9 / 5.1e12 = 3.7 us);
@@ -672,18 +672,18 @@ test_heuristic_cases (void)
   g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, FALSE,
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
-      ==, GCV_ALGORITHM_TILED);
+      ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840,
-          2160, TRUE), ==, GCV_ALGORITHM_TILED);
+          2160, TRUE), ==, GCV_FAMILY_TILED);
   /* RGBA-family widths with no unrolled kernel, up to 16 taps: register */
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 2, 7, FALSE, 3840, 2160),
-      ==, GCV_ALGORITHM_REGISTER);
+      ==, GCV_FAMILY_REGISTER);
   g_assert_cmpint (heuristic (GCV_FORMAT_BGRX, 4, 4, FALSE, 1280, 720),
-      ==, GCV_ALGORITHM_REGISTER);
+      ==, GCV_FAMILY_REGISTER);
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 10, 10, FALSE, 3840, 2160),
-      ==, GCV_ALGORITHM_TILED);
+      ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 4, 4, FALSE, 1280, 720),
-      ==, GCV_ALGORITHM_TILED);
+      ==, GCV_FAMILY_TILED);
 
   /* RGBA 15x15 at 3840x2160 (3 channels on both sides), unrolled: direct
    * 8294400 * 3 * 225 / 6e12 = 0.93 ms; FFT 22 * 3855 * 2175 * 24 / 3e12
@@ -692,11 +692,11 @@ test_heuristic_cases (void)
   g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, TRUE,
           &dev));
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840,
-          2160, TRUE), ==, GCV_ALGORITHM_TILED);
+          2160, TRUE), ==, GCV_FAMILY_TILED);
   g_assert_true (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, FALSE,
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840, 2160),
-      ==, GCV_ALGORITHM_FFT);
+      ==, GCV_FAMILY_FFT);
 
   /* GRAY32F 63x63 at 4096x4096, adaptive: direct 16777216 * 3969 / 5.1e12
    * = 13.1 ms (unrolled, / 18e12: 3.70 ms);
@@ -704,7 +704,7 @@ test_heuristic_cases (void)
   g_assert_true (fft_expected (GCV_FORMAT_GRAY32F, 63, 63, 4096, 4096,
           FALSE, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 63, 63, FALSE, 4096,
-          4096), ==, GCV_ALGORITHM_FFT);
+          4096), ==, GCV_FAMILY_FFT);
 
   /* RGBA 63x63 at 3840x2160, adaptive: direct 8294400 * 3 * 3969 / 3e12
    * = 32.9 ms;
@@ -712,21 +712,21 @@ test_heuristic_cases (void)
   g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, FALSE,
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160),
-      ==, GCV_ALGORITHM_FFT);
+      ==, GCV_FAMILY_FFT);
 }
 
 /* What the heuristic picks for a key with no unrolled tiled kernel, given
  * the crossover: register for the RGBA family up to 16 taps, else tiled. */
-static GcvAlgorithm
+static GcvFamily
 expected_2d (const GcvDispatchKey * key, gboolean fft)
 {
   gboolean gray = key->format == GCV_FORMAT_GRAY8
       || key->format == GCV_FORMAT_GRAY32F;
   if (fft)
-    return GCV_ALGORITHM_FFT;
+    return GCV_FAMILY_FFT;
   if (!gray && key->kw * key->kh <= 16)
-    return GCV_ALGORITHM_REGISTER;
-  return GCV_ALGORITHM_TILED;
+    return GCV_FAMILY_REGISTER;
+  return GCV_FAMILY_TILED;
 }
 
 /* The whole grid against the formula. */
@@ -756,21 +756,21 @@ test_heuristic_formula (void)
         };
         gboolean fft = fft_expected (key.format, key.kw, key.kh, key.width,
             key.height, FALSE, &dev);
-        GcvAlgorithm got = heuristic (key.format, key.kw, key.kh, FALSE,
+        GcvFamily got = heuristic (key.format, key.kw, key.kh, FALSE,
             key.width, key.height);
         if (!!gcv_dispatch_prefers_fft (&key, &dev) != !!fft
             || got != expected_2d (&key, fft))
           g_error ("%s %ux%u %ux%u: expected %s, the heuristic says %s",
               gcv_format_name (key.format), key.width, key.height, key.kw,
-              key.kh, gcv_algorithm_nick (expected_2d (&key, fft)),
-              gcv_algorithm_nick (got));
+              key.kh, gcv_family_nick (expected_2d (&key, fft)),
+              gcv_family_nick (got));
         if (fft)
           n_fft++;
         else
           n_tiled++;
         /* the separable path wins whenever it may be used */
         g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
-                key.width, key.height), ==, GCV_ALGORITHM_SEPARABLE);
+                key.width, key.height), ==, GCV_FAMILY_SEPARABLE);
       }
   /* the grid has both sides of the crossover */
   g_assert_cmpuint (n_fft, >, 0);
@@ -793,7 +793,7 @@ all_fit (GcvFamilyLimits * l)
 /* Chooses, and returns what runs as text. */
 static gchar *
 choose (const GcvDispatchKey * key, const GcvFamilyLimits * l,
-    const GcvTuningTable * table, GcvAlgorithm requested,
+    const GcvTuningTable * table, GcvFamily requested,
     const gchar * forced, gboolean rank1, GcvChoice * c)
 {
   GcvDeviceInfo dev;
@@ -809,7 +809,7 @@ choose (const GcvDispatchKey * key, const GcvFamilyLimits * l,
 
 static void
 assert_choice (const GcvDispatchKey * key, const GcvFamilyLimits * l,
-    const GcvTuningTable * table, GcvAlgorithm requested,
+    const GcvTuningTable * table, GcvFamily requested,
     const gchar * forced, gboolean rank1, const gchar * want,
     GcvChoiceSource source, GcvFallback fallback)
 {
@@ -834,72 +834,72 @@ test_choice (void)
   all_fit (&l);
   /* the heuristic: unrolled tiled for a small 2D kernel, fused separable
    * for a rank-1 one */
-  assert_choice (&small, &l, NULL, GCV_ALGORITHM_AUTO, NULL, FALSE,
+  assert_choice (&small, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE,
       "tiled ty=2", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
-  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, NULL, TRUE,
+  assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE,
       "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
   /* a table row, where it can run */
   add_row (t, GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0.1,
       "register p=4 block=64");
-  assert_choice (&small, &l, t, GCV_ALGORITHM_AUTO, NULL, FALSE,
+  assert_choice (&small, &l, t, GCV_FAMILY_AUTO, NULL, FALSE,
       "register p=4 block=64", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
   /* a row of a 2D family does not serve a kernel taking the separable
    * path, nor an unrolled tiled row a width with no unrolled kernel */
   add_row (t, GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0.1, "tiled ty=4");
-  assert_choice (&sep, &l, t, GCV_ALGORITHM_AUTO, NULL, TRUE,
+  assert_choice (&sep, &l, t, GCV_FAMILY_AUTO, NULL, TRUE,
       "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
   /* the requested family over the table */
-  assert_choice (&small, &l, t, GCV_ALGORITHM_DIRECT, NULL, FALSE, "direct",
+  assert_choice (&small, &l, t, GCV_FAMILY_DIRECT, NULL, FALSE, "direct",
       GCV_SOURCE_REQUESTED, GCV_FALLBACK_NONE);
   /* forced over everything */
-  assert_choice (&small, &l, t, GCV_ALGORITHM_DIRECT, "tiled ty=8", FALSE,
+  assert_choice (&small, &l, t, GCV_FAMILY_DIRECT, "tiled ty=8", FALSE,
       "tiled ty=8", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
 
   /* fallbacks: separable for a kernel that is not rank 1, register where
    * it has no instance; both to tiled */
-  assert_choice (&small, &l, NULL, GCV_ALGORITHM_SEPARABLE, NULL, FALSE,
+  assert_choice (&small, &l, NULL, GCV_FAMILY_SEPARABLE, NULL, FALSE,
       "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_NOT_RANK1);
   l.register_fits = FALSE;
-  assert_choice (&small, &l, NULL, GCV_ALGORITHM_REGISTER, NULL, FALSE,
+  assert_choice (&small, &l, NULL, GCV_FAMILY_REGISTER, NULL, FALSE,
       "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_REGISTER_SIZE);
 
   /* tiled: an unrolled row count that does not fit goes adaptive, with
    * the rows adaptive tiling takes; no tile at all goes direct */
   all_fit (&l);
   l.unrolled_rows = 1u << 1;
-  choose (&small, &l, NULL, GCV_ALGORITHM_TILED, NULL, FALSE, &c);
+  choose (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c);
   g_assert_true (c.variant.adaptive);
   g_assert_cmpint (c.variant.rows, ==, 4);
   l.adaptive_rows = 0;
   l.unrolled_rows = 0;
-  assert_choice (&small, &l, NULL, GCV_ALGORITHM_TILED, NULL, FALSE,
+  assert_choice (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE,
       "direct", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_TILE_TOO_LARGE);
   /* too many taps for the constant bank: the one unrolled instance */
   all_fit (&l);
   l.taps_in_memory = TRUE;
-  assert_choice (&small, &l, NULL, GCV_ALGORITHM_AUTO, "tiled ty=8", FALSE,
+  assert_choice (&small, &l, NULL, GCV_FAMILY_AUTO, "tiled ty=8", FALSE,
       "tiled ty=2", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
 
   /* fused separable: 8 rows as asked where they fit, else 4, else two
    * passes */
   all_fit (&l);
-  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, "separable fused ty=8",
+  assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, "separable fused ty=8",
       TRUE, "separable fused ty=8", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
   l.fused_rows = 1u << 4;
-  assert_choice (&sep, &l, NULL, GCV_ALGORITHM_AUTO, "separable fused ty=8",
+  assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, "separable fused ty=8",
       TRUE, "separable fused ty=4", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
   l.fused_rows = 0;
-  choose (&sep, &l, NULL, GCV_ALGORITHM_AUTO, NULL, TRUE, &c);
+  choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c);
   g_assert_true (c.variant.two_pass);
   g_assert_cmpint (c.variant.rows, ==, 0);
 
   /* an FFT set-up that failed falls back to tiled, settled */
   all_fit (&l);
-  choose (&small, &l, NULL, GCV_ALGORITHM_FFT, NULL, FALSE, &c);
-  g_assert_cmpint (c.variant.family, ==, GCV_ALGORITHM_FFT);
+  choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c);
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_FFT);
   g_assert_cmpint (c.variant.fft_prime, ==, 7);
   gcv_dispatch_fall_back (&c, GCV_FALLBACK_FFT_SETUP, &small, &l);
-  g_assert_cmpint (c.variant.family, ==, GCV_ALGORITHM_TILED);
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
   g_assert_cmpint (c.variant.rows, ==, 2);
   g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FFT_SETUP);
   g_assert_cmpstr (gcv_fallback_reason (c.fallback), ==,
@@ -928,7 +928,7 @@ test_ring (void)
   f = gcv_filter_new (&desc, NULL);
   g_assert_nonnull (e);
   g_assert_cmpuint (gcv_engine_frames_in_flight (e, 4), ==, 1);
-  p = gcv_plan_new (e, &g, f, GCV_ALGORITHM_AUTO, 4, NULL);
+  p = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 4, NULL);
   g_assert_cmpuint (gcv_plan_get_capacity (p), ==, 1);
   g_assert_true (gcv_plan_submit (p, &src, &dst, &t1, NULL));
   g_assert_false (gcv_plan_submit (p, &src, &dst, &t2, &error));

@@ -845,7 +845,7 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
   gfloat out_scale = 1.0f;
 
   s->separable = f->use_separable
-      && plan->requested != GCV_ALGORITHM_DIRECT;
+      && plan->requested != GCV_FAMILY_DIRECT;
   s->kw = f->kw;
   s->kh = f->kh;
   s->ax = f->ax;
@@ -1026,11 +1026,11 @@ cpu_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 
   /* The CPU has two paths: separable for rank-1 kernels unless direct is
    * forced, else direct. GPU-only families say so in the description. */
-  GcvAlgorithm algo = s->separable ? GCV_ALGORITHM_SEPARABLE :
-      GCV_ALGORITHM_DIRECT;
-  if (plan->requested != GCV_ALGORITHM_AUTO && plan->requested != algo)
+  GcvFamily algo = s->separable ? GCV_FAMILY_SEPARABLE :
+      GCV_FAMILY_DIRECT;
+  if (plan->requested != GCV_FAMILY_AUTO && plan->requested != algo)
     gcv_plan_set_description (plan, algo, "(%s runs on CUDA only)",
-        gcv_algorithm_nick (plan->requested));
+        gcv_family_nick (plan->requested));
   else
     gcv_plan_set_description (plan, algo, "%s", "");
   return TRUE;
