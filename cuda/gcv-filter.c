@@ -210,171 +210,198 @@ check_values (const GcvFilterDesc * desc, Check * c)
   return TRUE;
 }
 
-/* Checks `desc` and, when `out` is given, builds the filter. Only the
- * values of `fields`, each on its own, are checked when `out` is NULL and
- * `fields` is not GCV_FIELD_ANY; otherwise how they fit together too. */
+/* How the values fit together: lengths against sizes, anchors inside K,
+ * sizes of built-ins. */
+static gboolean
+check_fit (const GcvFilterDesc * desc, Check * c)
+{
+  guint kw, kh;
+
+  gcv_filter_desc_get_size (desc, &kw, &kh);
+  if (desc->n_kernel != 0
+      && desc->n_kernel != desc->kernel_width * desc->kernel_height
+      && fails (c, GCV_FIELD_KERNEL,
+          "kernel has %u values but kernel-width x kernel-height is %u x %u "
+          "= %u", desc->n_kernel, desc->kernel_width, desc->kernel_height,
+          desc->kernel_width * desc->kernel_height))
+    return FALSE;
+  if (desc->n_row_kernel != 0 && desc->n_row_kernel != desc->kernel_width
+      && fails (c, GCV_FIELD_ROW_KERNEL,
+          "row-kernel has %u values but kernel-width is %u",
+          desc->n_row_kernel, desc->kernel_width))
+    return FALSE;
+  if (desc->n_column_kernel != 0
+      && desc->n_column_kernel != desc->kernel_height
+      && fails (c, GCV_FIELD_COLUMN_KERNEL,
+          "column-kernel has %u values but kernel-height is %u",
+          desc->n_column_kernel, desc->kernel_height))
+    return FALSE;
+  if ((desc->n_row_kernel == 0) != (desc->n_column_kernel == 0)
+      && fails (c, GCV_FIELD_NONE,
+          "%s is set but %s is empty; give both or neither",
+          desc->n_row_kernel ? "row-kernel" : "column-kernel",
+          desc->n_row_kernel ? "column-kernel" : "row-kernel"))
+    return FALSE;
+  if (desc->builtin != GCV_BUILTIN_CUSTOM
+      && desc->size < gcv_builtin_min_size (desc->builtin)
+      && fails (c, GCV_FIELD_SIZE, "size %u is too small for filter %s "
+          "(at least %u)", desc->size, gcv_builtin_nick (desc->builtin),
+          gcv_builtin_min_size (desc->builtin)))
+    return FALSE;
+  if (desc->anchor_x >= (gint) kw
+      && fails (c, GCV_FIELD_ANCHOR_X,
+          "anchor-x %d is outside the kernel (width %u)", desc->anchor_x, kw))
+    return FALSE;
+  if (desc->anchor_y >= (gint) kh
+      && fails (c, GCV_FIELD_ANCHOR_Y,
+          "anchor-y %d is outside the kernel (height %u)", desc->anchor_y, kh))
+    return FALSE;
+  return TRUE;
+}
+
+/* The separable settings against K's rank (known once K is built). */
+static gboolean
+check_rank (const GcvFilterDesc * desc, gboolean rank1, Check * c)
+{
+  if (desc->separable == GCV_SEPARABLE_ALWAYS && !rank1
+      && fails (c, GCV_FIELD_SEPARABLE,
+          "separable=always but the %s kernel is not separable (rank 1)",
+          gcv_builtin_nick (desc->builtin)))
+    return FALSE;
+  if (desc->algorithm == GCV_FAMILY_SEPARABLE
+      && desc->separable == GCV_SEPARABLE_NEVER
+      && fails (c, GCV_FIELD_ALGORITHM | GCV_FIELD_SEPARABLE,
+          "algorithm=separable contradicts separable=never"))
+    return FALSE;
+  if (desc->algorithm == GCV_FAMILY_SEPARABLE && !rank1
+      && fails (c, GCV_FIELD_ALGORITHM,
+          "algorithm=separable but the %s kernel is not separable (rank 1)",
+          gcv_builtin_nick (desc->builtin)))
+    return FALSE;
+  return TRUE;
+}
+
+/* The 1x1 identity, which every kernel that is one tap of 1 at its anchor
+ * (and no bias) becomes: the border no longer matters. */
+static GcvFilter *
+identity_filter (const GcvFilterDesc * desc)
+{
+  GcvFilter *f = g_new0 (GcvFilter, 1);
+
+  f->kw = f->kh = 1;
+  f->taps = g_new (gfloat, 1);
+  f->taps[0] = 1.0f;
+  f->rank1 = TRUE;
+  f->row = g_new (gfloat, 1);
+  f->column = g_new (gfloat, 1);
+  f->row[0] = f->column[0] = 1.0f;
+  f->use_separable = desc->separable != GCV_SEPARABLE_NEVER;
+  f->border = desc->border;
+  f->border_value = (gfloat) desc->border_value;
+  f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
+  f->identity = TRUE;
+  return f;
+}
+
+/* The filter for `d` and its factors: correlation taps with the scale
+ * folded in (convolution flips K and mirrors the anchor). NULL when the
+ * scale makes a tap overflow float. */
+static GcvFilter *
+make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
+    const gdouble * row, const gdouble * column, Check * c)
+{
+  GcvFilter *f = g_new0 (GcvFilter, 1);
+  gboolean convolution = desc->mode == GCV_MODE_CONVOLUTION;
+  gdouble sum = 0.0, total = 0.0, scale = desc->scale;
+  gsize n = (gsize) d->kw * d->kh;
+  guint ax, ay, nonzero = 0;
+
+  ax = desc->anchor_x < 0 ? (d->kw - 1) / 2 : (guint) desc->anchor_x;
+  ay = desc->anchor_y < 0 ? (d->kh - 1) / 2 : (guint) desc->anchor_y;
+  if (desc->builtin == GCV_BUILTIN_CUSTOM && desc->n_kernel == 0
+      && desc->n_row_kernel == 0)
+    ax = ay = 0;                /* the identity is 1x1 */
+  for (gsize i = 0; i < n; i++) {
+    sum += d->k[i];
+    total += fabs (d->k[i]);
+  }
+  if (desc->normalize && fabs (sum) > ZERO_SUM_TOLERANCE * total)
+    scale /= sum;
+
+  f->kw = d->kw;
+  f->kh = d->kh;
+  f->ax = convolution ? d->kw - 1 - ax : ax;
+  f->ay = convolution ? d->kh - 1 - ay : ay;
+  f->taps = g_new (gfloat, n);
+  for (guint j = 0; j < d->kh; j++)
+    for (guint i = 0; i < d->kw; i++) {
+      gsize src = convolution ? (d->kh - 1 - j) * d->kw + (d->kw - 1 - i)
+          : j * d->kw + i;
+      f->taps[j * d->kw + i] = (gfloat) (scale * d->k[src]);
+      nonzero += f->taps[j * d->kw + i] != 0.0f;
+    }
+  if (!all_finite (f->taps, n)) {
+    gcv_filter_free (f);
+    fails (c, GCV_FIELD_SCALE, "scale %g times the kernel overflows float",
+        scale);
+    return NULL;
+  }
+  f->rank1 = rank1;
+  if (rank1) {
+    f->row = g_new (gfloat, d->kw);
+    f->column = g_new (gfloat, d->kh);
+    for (guint i = 0; i < d->kw; i++)
+      f->row[i] = (gfloat) (scale * row[convolution ? d->kw - 1 - i : i]);
+    for (guint j = 0; j < d->kh; j++)
+      f->column[j] = (gfloat) column[convolution ? d->kh - 1 - j : j];
+  }
+  f->use_separable = rank1 && desc->separable != GCV_SEPARABLE_NEVER;
+  f->bias = (gfloat) desc->bias;
+  f->border = desc->border;
+  f->border_value = (gfloat) desc->border_value;
+  f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
+  if (nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
+      && f->bias == 0.0f) {
+    gcv_filter_free (f);
+    return identity_filter (desc);
+  }
+  return f;
+}
+
+/* Checks `desc`: the values of `fields` on their own when `out` is NULL
+ * and `fields` is not GCV_FIELD_ANY, else everything, and then builds the
+ * filter into `out` when given. */
 static gboolean
 build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     GError ** error)
 {
   Check c = { fields, error };
-  guint kw, kh;
-  gboolean ok = FALSE, rank1 = FALSE;
+  gboolean ok = FALSE, rank1;
   Dense d;
   gdouble *row = NULL, *column = NULL;
 
   memset (&d, 0, sizeof (d));
-  gcv_filter_desc_get_size (desc, &kw, &kh);
-
   if (!check_values (desc, &c))
-    goto out;
+    return FALSE;
   if (!out && fields != GCV_FIELD_ANY)
     return TRUE;
   /* how the values fit together: every problem counts from here on */
   c.fields = GCV_FIELD_ANY;
+  if (!check_fit (desc, &c))
+    return FALSE;
 
-  if (desc->n_kernel != 0
-      && desc->n_kernel != desc->kernel_width * desc->kernel_height
-      && fails (&c, GCV_FIELD_KERNEL,
-          "kernel has %u values but kernel-width x kernel-height is %u x %u "
-          "= %u", desc->n_kernel, desc->kernel_width, desc->kernel_height,
-          desc->kernel_width * desc->kernel_height))
-    goto out;
-  if (desc->n_row_kernel != 0 && desc->n_row_kernel != desc->kernel_width
-      && fails (&c, GCV_FIELD_ROW_KERNEL,
-          "row-kernel has %u values but kernel-width is %u",
-          desc->n_row_kernel, desc->kernel_width))
-    goto out;
-  if (desc->n_column_kernel != 0
-      && desc->n_column_kernel != desc->kernel_height
-      && fails (&c, GCV_FIELD_COLUMN_KERNEL,
-          "column-kernel has %u values but kernel-height is %u",
-          desc->n_column_kernel, desc->kernel_height))
-    goto out;
-  if ((desc->n_row_kernel == 0) != (desc->n_column_kernel == 0)
-      && fails (&c, GCV_FIELD_NONE,
-          "%s is set but %s is empty; give both or neither",
-          desc->n_row_kernel ? "row-kernel" : "column-kernel",
-          desc->n_row_kernel ? "column-kernel" : "row-kernel"))
-    goto out;
-
-  if (desc->builtin != GCV_BUILTIN_CUSTOM
-      && desc->size < gcv_builtin_min_size (desc->builtin)
-      && fails (&c, GCV_FIELD_SIZE, "size %u is too small for filter %s "
-          "(at least %u)", desc->size, gcv_builtin_nick (desc->builtin),
-          gcv_builtin_min_size (desc->builtin)))
-    goto out;
-  if (desc->anchor_x >= (gint) kw
-      && fails (&c, GCV_FIELD_ANCHOR_X,
-          "anchor-x %d is outside the kernel (width %u)", desc->anchor_x, kw))
-    goto out;
-  if (desc->anchor_y >= (gint) kh
-      && fails (&c, GCV_FIELD_ANCHOR_Y,
-          "anchor-y %d is outside the kernel (height %u)", desc->anchor_y, kh))
-    goto out;
-
-  {
-    dense_from_desc (desc, &d);
-    row = g_new (gdouble, d.kw);
-    column = g_new (gdouble, d.kh);
-    if (d.row) {
-      memcpy (row, d.row, d.kw * sizeof (gdouble));
-      memcpy (column, d.column, d.kh * sizeof (gdouble));
-      rank1 = TRUE;
-    } else {
-      rank1 = factorize (d.k, d.kw, d.kh, row, column);
-    }
-    if (desc->separable == GCV_SEPARABLE_ALWAYS && !rank1
-        && fails (&c, GCV_FIELD_SEPARABLE,
-            "separable=always but the %s kernel is not separable (rank 1)",
-            gcv_builtin_nick (desc->builtin)))
-      goto out;
-    if (desc->algorithm == GCV_FAMILY_SEPARABLE
-        && desc->separable == GCV_SEPARABLE_NEVER
-        && fails (&c, GCV_FIELD_ALGORITHM | GCV_FIELD_SEPARABLE,
-            "algorithm=separable contradicts separable=never"))
-      goto out;
-    if (desc->algorithm == GCV_FAMILY_SEPARABLE && !rank1
-        && fails (&c, GCV_FIELD_ALGORITHM,
-            "algorithm=separable but the %s kernel is not separable (rank 1)",
-            gcv_builtin_nick (desc->builtin)))
-      goto out;
+  dense_from_desc (desc, &d);
+  row = g_new (gdouble, d.kw);
+  column = g_new (gdouble, d.kh);
+  if (d.row) {
+    memcpy (row, d.row, d.kw * sizeof (gdouble));
+    memcpy (column, d.column, d.kh * sizeof (gdouble));
+    rank1 = TRUE;
+  } else {
+    rank1 = factorize (d.k, d.kw, d.kh, row, column);
   }
-
-  if (out) {
-    GcvFilter *f = g_new0 (GcvFilter, 1);
-    gboolean convolution = desc->mode == GCV_MODE_CONVOLUTION;
-    gdouble sum = 0.0, total = 0.0, scale = desc->scale;
-    gsize n = (gsize) d.kw * d.kh;
-    guint ax, ay, nonzero = 0;
-
-    ax = desc->anchor_x < 0 ? (d.kw - 1) / 2 : (guint) desc->anchor_x;
-    ay = desc->anchor_y < 0 ? (d.kh - 1) / 2 : (guint) desc->anchor_y;
-    if (desc->builtin == GCV_BUILTIN_CUSTOM && desc->n_kernel == 0
-        && desc->n_row_kernel == 0)
-      ax = ay = 0;              /* the identity is 1x1 */
-    for (gsize i = 0; i < n; i++) {
-      sum += d.k[i];
-      total += fabs (d.k[i]);
-    }
-    if (desc->normalize && fabs (sum) > ZERO_SUM_TOLERANCE * total)
-      scale /= sum;
-
-    f->kw = d.kw;
-    f->kh = d.kh;
-    /* Convolution is correlation with K flipped and the anchor mirrored. */
-    f->ax = convolution ? d.kw - 1 - ax : ax;
-    f->ay = convolution ? d.kh - 1 - ay : ay;
-    f->taps = g_new (gfloat, n);
-    for (guint j = 0; j < d.kh; j++)
-      for (guint i = 0; i < d.kw; i++) {
-        gsize src = convolution ? (d.kh - 1 - j) * d.kw + (d.kw - 1 - i)
-            : j * d.kw + i;
-        f->taps[j * d.kw + i] = (gfloat) (scale * d.k[src]);
-        nonzero += f->taps[j * d.kw + i] != 0.0f;
-      }
-    if (!all_finite (f->taps, n)) {
-      gcv_filter_free (f);
-      fails (&c, GCV_FIELD_SCALE, "scale %g times the kernel overflows float",
-          scale);
-      goto out;
-    }
-    f->rank1 = rank1;
-    if (rank1) {
-      f->row = g_new (gfloat, d.kw);
-      f->column = g_new (gfloat, d.kh);
-      for (guint i = 0; i < d.kw; i++)
-        f->row[i] = (gfloat) (scale * row[convolution ? d.kw - 1 - i : i]);
-      for (guint j = 0; j < d.kh; j++)
-        f->column[j] = (gfloat) column[convolution ? d.kh - 1 - j : j];
-    }
-    f->use_separable = rank1 && desc->separable != GCV_SEPARABLE_NEVER;
-    f->bias = (gfloat) desc->bias;
-    f->border = desc->border;
-    f->border_value = (gfloat) desc->border_value;
-    f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
-    f->identity = nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
-        && f->bias == 0.0f;
-    if (f->identity && n > 1) {
-      /* Shrink to 1x1: the border no longer matters. */
-      gcv_filter_free (f);
-      GcvFilterDesc one = *desc;
-      one.builtin = GCV_BUILTIN_CUSTOM;
-      one.n_kernel = one.n_row_kernel = one.n_column_kernel = 0;
-      one.normalize = FALSE;
-      one.scale = 1.0;
-      one.mode = GCV_MODE_CORRELATION;
-      one.anchor_x = one.anchor_y = -1;
-      one.separable = GCV_SEPARABLE_AUTO;
-      one.algorithm = GCV_FAMILY_AUTO;
-      ok = build (&one, GCV_FIELD_ANY, out, error);
-      goto out;
-    }
-    *out = f;
-  }
-  ok = TRUE;
-
-out:
+  if (check_rank (desc, rank1, &c))
+    ok = !out || (*out = make_filter (desc, &d, rank1, row, column, &c));
   dense_clear (&d);
   g_free (row);
   g_free (column);
