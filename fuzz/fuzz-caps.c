@@ -131,7 +131,17 @@ incomparable (const GValue * v)
         return TRUE;
     }
   }
-  return gst_value_compare (v, v) != GST_VALUE_EQUAL;
+  /* against a copy: a structure or caps value compares equal to itself by
+   * pointer, whatever NaN it holds */
+  {
+    GValue copy = G_VALUE_INIT;
+    gboolean differ;
+    g_value_init (&copy, G_VALUE_TYPE (v));
+    g_value_copy (v, &copy);
+    differ = gst_value_compare (v, &copy) != GST_VALUE_EQUAL;
+    g_value_unset (&copy);
+    return differ;
+  }
 }
 
 static gboolean

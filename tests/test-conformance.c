@@ -420,6 +420,33 @@ GST_START_TEST (test_meta_overflow)
 
 GST_END_TEST;
 
+/* GRAY32F rows at any offset and stride a GstVideoMeta gives, also ones
+ * that are not float-aligned: read correctly, never as misaligned floats. */
+GST_START_TEST (test_unaligned_float_rows)
+{
+  GRand *r = ref_rand_new ("unaligned_float_rows");
+  RefImage *img = gcvt_random_image (r, REF_GRAY32F, 45, 21, -1.0, 1.0);
+
+  for (guint sep = 0; sep < 2; sep++) {
+    RefKernel *k = sep ? ref_builtin ("gaussian", 5, 1.2) :
+        int_kernel (r, 5, 3);
+    GstElement *e = element_new ();
+    RefParams p;
+
+    ref_params_init (&p, k);
+    p.scale = 1.0 / ref_kernel_sum_abs (k);
+    gcvt_set_params (e, &p);
+    gcvt_run_and_check (e, REF_GRAY32F, REF_GRAY32F, img, &p, 45 * 4 + 2, 2,
+        sep ? "separable, rows 2 bytes off" : "2D, rows 2 bytes off");
+    gcvt_element_unref (e);
+    ref_kernel_free (k);
+  }
+  ref_image_free (img);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 /* In passthrough (the identity) a buffer that does not hold the frame is
  * refused too, though nothing of it would be read. */
 GST_START_TEST (test_passthrough_short_buffer)
@@ -829,6 +856,7 @@ conformance_suite (void)
   tcase_add_test (tc, test_metas_pass);
   tcase_add_test (tc, test_meta_overflow);
   tcase_add_test (tc, test_passthrough_short_buffer);
+  tcase_add_test (tc, test_unaligned_float_rows);
   tcase_add_test (tc, test_pool_for_downstream_and_flight);
   tcase_add_test (tc, test_passthrough_to_filtering);
   tcase_add_test (tc, test_flags_and_events_in_order);

@@ -460,6 +460,14 @@ fill_border (const Setup * s, gpointer out, gsize n)
       ((gfloat *) out)[i] = s->border_value;
 }
 
+/* Float rows are read and written in place only where they are aligned as
+ * floats: a GstVideoMeta may give any offset and stride. */
+static inline gboolean
+float_aligned (gconstpointer p)
+{
+  return (guintptr) p % sizeof (gfloat) == 0;
+}
+
 /* The samples of input row sy (-1: the constant border) under padded
  * columns pc0 .. pc0 + len - 1 (padded column pc is source column pc - ax),
  * built in `buf`. The separable path reads float rows that need no border
@@ -484,7 +492,7 @@ input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
   lo = MAX (pc0, s->ax);
   hi = MIN (pc0 + len, s->ax + w);
   if (s->separable && job->plan->geometry.in_format == GCV_FORMAT_GRAY32F
-      && lo == pc0 && hi == pc0 + len)
+      && lo == pc0 && hi == pc0 + len && float_aligned (row))
     return (const gfloat *) row + (pc0 - s->ax);
   if (lo < hi)
     load_pixels (job, row, lo - s->ax, hi - lo, buf + (lo - pc0) * pixel);
@@ -512,8 +520,13 @@ store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
   const guint8 *alpha = NULL;
   guint8 *q;
 
-  if (job->plan->geometry.out_format == GCV_FORMAT_GRAY32F)
+  if (job->plan->geometry.out_format == GCV_FORMAT_GRAY32F) {
+    q = (guint8 *) job->dst->data + (gsize) y * job->dst->stride
+        + (gsize) x0 * sizeof (gfloat);
+    if ((gconstpointer) q != v)         /* an unaligned row (output_row()) */
+      memcpy (q, v, (gsize) n * sizeof (gfloat));
     return;
+  }
   q = (guint8 *) job->dst->data + (gsize) y * job->dst->stride + x0 * ch;
   if (s->keep_alpha)
     alpha = (const guint8 *) job->src->data + (gsize) y * job->src->stride
@@ -574,15 +587,17 @@ fill_window (const Scratch * sc, guint first, guint count, guint ring)
 }
 
 /* Where output row y of the strip at x0 goes: float output is written in
- * place, other output through the strip's row `which`. */
+ * place where aligned, other output through the strip's row `which`. */
 static gpointer
 output_row (const Job * job, const Scratch * sc, guint y, guint x0,
     guint which)
 {
-  if (job->plan->geometry.out_format != GCV_FORMAT_GRAY32F)
+  guint8 *row = (guint8 *) job->dst->data + (gsize) y * job->dst->stride;
+
+  if (job->plan->geometry.out_format != GCV_FORMAT_GRAY32F
+      || !float_aligned (row))
     return sc->out[which];
-  return (gfloat *) ((guint8 *) job->dst->data + (gsize) y
-      * job->dst->stride) + x0;
+  return (gfloat *) row + x0;
 }
 
 static void
