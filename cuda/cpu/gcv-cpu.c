@@ -802,7 +802,9 @@ setup_fixed (Setup * s, const GcvFilter * f, const GcvGeometry * g)
     goto no;
   s->fixed = TRUE;
   s->sample = sizeof (guint16);
-  s->border_fixed = (guint16) (f->border_value * 256.0f);
+  /* border-value is only checked, and only used, for the constant border */
+  s->border_fixed = f->border == GCV_BORDER_CONSTANT ?
+      (guint16) (f->border_value * 256.0f) : 0;
   return;
 
 no:
