@@ -867,7 +867,7 @@ test_choice (void)
    * the rows adaptive tiling takes; no tile at all goes direct */
   all_fit (&l);
   l.unrolled_rows = 1u << 1;
-  choose (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c);
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c));
   g_assert_true (c.variant.adaptive);
   g_assert_cmpint (c.variant.rows, ==, 4);
   l.adaptive_rows = 0;
@@ -889,13 +889,13 @@ test_choice (void)
   assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, "separable fused ty=8",
       TRUE, "separable fused ty=4", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
   l.fused_rows = 0;
-  choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c);
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
   g_assert_true (c.variant.two_pass);
   g_assert_cmpint (c.variant.rows, ==, 0);
 
   /* an FFT set-up that failed falls back to tiled, settled */
   all_fit (&l);
-  choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c);
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c));
   g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_FFT);
   g_assert_cmpint (c.variant.fft_prime, ==, 7);
   gcv_dispatch_fall_back (&c, GCV_FALLBACK_FFT_SETUP, &small, &l);
