@@ -5,8 +5,8 @@
 #   tools/batch/install.sh [VENV_DIR]     (default: tools/batch/.venv)
 #
 # PYTHON picks the interpreter (default python3). On Debian, python3-venv
-# (and with it python3) is installed first when the interpreter cannot make a
-# venv (with sudo when not root; never asks questions). Exits 0 when the venv
+# (and with it python3) is installed first, through scripts/deps.sh, when the
+# interpreter cannot make a venv. Exits 0 when the venv
 # is ready, non-zero otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,19 +27,9 @@ if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
     echo "install.sh: $python cannot make a venv; install Python 3 with its venv module" >&2
     exit 1
   fi
-  sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-      echo "install.sh: python3-venv is missing and there is no sudo; run as root:" >&2
-      echo "  apt-get install python3-venv" >&2
-      exit 1
-    fi
-    sudo=(sudo)
-  fi
-  echo "Installing: python3-venv"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-    --no-install-recommends python3-venv </dev/null
+  # the project's own installer: it adds python3-venv to what the build
+  # and the pipelines need (sudo when not root, no questions)
+  "$here/../../scripts/deps.sh" python3-venv || exit 1
   python=python3
 fi
 
