@@ -137,7 +137,7 @@ clamp_index (gint i, gint n)
   return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
-/* One filtered sample in input units, as SPEC section 3 defines it, for
+/* One filtered sample in input units, as docs/filters.md defines it, for
  * the replicate border every case uses. */
 static gdouble
 reference_at (const Case * c, const GcvFilter * f, const guint8 * src,
@@ -159,7 +159,7 @@ reference_at (const Case * c, const GcvFilter * f, const guint8 * src,
 }
 
 /* The largest error at the frame's corners, along its edges and at random
- * pixels, against the SPEC's bound; FALSE when one is over it. */
+ * pixels, against the bound of docs/filters.md; FALSE when one is over it. */
 static gboolean
 check_output (const Case * c, const GcvFilter * f, const guint8 * src,
     const guint8 * dst, GRand * rand, gdouble * worst, gdouble * bound)

@@ -12,7 +12,7 @@
  * Samples are floats, except on the fixed-point path: separable kernels
  * from 8-bit to 8-bit whose taps are all >= 0 (blurs) run in 16-bit fixed
  * point, as OpenCV's GaussianBlur does, where the error bound worked out
- * for the taps at set-up keeps the result within SPEC section 3. A 16-bit
+ * for the taps at set-up keeps the result within the bound of docs/filters.md. A 16-bit
  * lane holds twice the samples of a float one, and 8-bit input and output
  * convert to it in a step. */
 #include "gcv-private.h"
