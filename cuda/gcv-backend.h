@@ -14,7 +14,8 @@ G_BEGIN_DECLS
 typedef struct {
   const gchar *name;
   gboolean (*available) (gint device_id, GError ** error);
-  gpointer (*engine_new) (gint device_id, GError ** error);
+  /* context: a CUcontext to run in (CUDA), or NULL */
+  gpointer (*engine_new) (gint device_id, gpointer context, GError ** error);
   const gchar *(*engine_describe) (gpointer engine);
   gint (*engine_device) (gpointer engine);      /* optional: -1 */
   void (*engine_free) (gpointer engine);
@@ -45,6 +46,14 @@ struct _GcvEngine {
   gpointer state;
 };
 
+/* A host frame with a sample step, packed for the backend (gcv-plan.c). */
+typedef struct {
+  guint8 *in, *out;             /* packed input and output, grown as needed */
+  gsize in_size, out_size;
+  GcvImage unpacked_out;        /* where the output goes once done */
+  gboolean out_pending;
+} GcvStepBuffers;
+
 struct _GcvPlan {
   GcvEngine *engine;
   GcvGeometry geometry;
@@ -58,6 +67,9 @@ struct _GcvPlan {
   GcvTicket next_ticket;
   GcvTicket *slot_ticket;       /* the frame each slot holds */
   gboolean *slot_busy;          /* submitted, not yet waited for */
+  GcvStepBuffers *steps;        /* per slot, once a frame has a step */
+  struct _GcvPlanar *planar;    /* NV12 and I420: a plan per plane, and no
+                                 * backend state of its own */
   gpointer state;
 };
 

@@ -7,6 +7,7 @@
  * plan or its filter's halo grows, never per frame. Frames of different slots
  * overlap: upload, compute and download run on the slot's own stream. */
 #include "gcv-private.h"
+#include "gcv-cuda-context.h"
 #include "families/gcv-cuda.h"
 #include "gcv-dispatch.h"
 #include "gcv-tuning.h"
@@ -19,6 +20,8 @@
 
 typedef struct {
   gint device;
+  gpointer context;             /* the application's CUcontext, or NULL for
+                                 * the device's primary context */
   GcvCudaDevice props;          /* what the launchers size tiles with */
   GcvDeviceInfo info;           /* what the dispatcher decides with */
   GcvTuningTable *table;        /* measured choices, or NULL */
@@ -197,20 +200,42 @@ device_info (GcvDeviceInfo * info, const struct cudaDeviceProp *prop, gint dev)
   }
 }
 
+/* Makes the engine's context current on this thread before its CUDA calls:
+ * another may be current (GStreamer's, or another engine's). */
+static cudaError_t
+enter (const CudaEngine * e)
+{
+  return e->context ? gcv_cuda_context_use (e->context) :
+      cudaSetDevice (e->device);
+}
+
 static gpointer
-cuda_engine_new (gint device_id, GError ** error)
+cuda_engine_new (gint device_id, gpointer context, GError ** error)
 {
   CudaEngine *e;
   struct cudaDeviceProp prop;
   gint dev;
 
   fault_read ();
-  if (!find_device (device_id, &dev, error)
-      || !CHECK (cudaSetDevice (dev), OP_OTHER)
-      || !CHECK (cudaGetDeviceProperties (&prop, dev), OP_OTHER))
+  if (context) {
+    /* the device is the context's */
+    if (!CHECK (gcv_cuda_context_use (context), OP_OTHER)
+        || !CHECK (cudaGetDevice (&dev), OP_OTHER))
+      return NULL;
+    if (!device_usable (dev)) {
+      g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE, "the CUDA "
+          "context's device %d is older than compute capability 8.0", dev);
+      return NULL;
+    }
+  } else if (!find_device (device_id, &dev, error)
+      || !CHECK (cudaSetDevice (dev), OP_OTHER)) {
+    return NULL;
+  }
+  if (!CHECK (cudaGetDeviceProperties (&prop, dev), OP_OTHER))
     return NULL;
   e = g_new0 (CudaEngine, 1);
   e->device = dev;
+  e->context = context;
   e->props.sm_count = prop.multiProcessorCount;
   e->props.smem_per_block_optin = prop.sharedMemPerBlockOptin;
   e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
@@ -627,7 +652,7 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
   CudaPlan *cp = state;
 
   fault_read ();
-  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
+  if (!CHECK (enter (cp->engine), OP_OTHER))
     return FALSE;
   /* Frames in flight keep their taps (passed with each launch) and their
    * buffers, unless these are remade: an FFT set-up is (choose_variant
@@ -645,7 +670,7 @@ cuda_plan_free (gpointer state)
 {
   CudaPlan *cp = state;
 
-  cudaSetDevice (cp->engine->device);
+  enter (cp->engine);
   g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
   g_free (cp->fft_taps);
   for (guint i = 0; i < cp->n_slots; i++) {
@@ -676,7 +701,7 @@ cuda_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
   cp->plan = plan;
   cp->n_slots = plan->n_slots;
   cp->slots = g_new0 (Slot, cp->n_slots);
-  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER))
+  if (!CHECK (enter (cp->engine), OP_OTHER))
     goto fail;
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
@@ -744,7 +769,12 @@ upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
   void *target = cp->unpack ? s->d_raw : interior;
   gsize target_pitch = cp->unpack ? cp->raw_pitch : cp->pad_pitch;
 
-  if (src->on_device) {
+  if (src->on_device && src->sample_step > 1) {
+    if (!CHECK (gcv_cuda_copy_samples (target, target_pitch, 1, src->data,
+                src->stride, src->sample_step, g->width, g->height,
+                s->stream), OP_LAUNCH))
+      return FALSE;
+  } else if (src->on_device) {
     if (src->data != target
         && !CHECK (cudaMemcpy2DAsync (target, target_pitch, src->data,
                 src->stride, row, g->height, cudaMemcpyDeviceToDevice,
@@ -773,7 +803,9 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   Slot *s = &cp->slots[slot];
   GcvCudaConv c = conv_args (cp, plan, s);
 
-  if (dst->on_device) {
+  /* device output is written in place, unless every other byte (then
+   * download() scatters it) */
+  if (dst->on_device && dst->sample_step <= 1) {
     c.dst = dst->data;
     c.dst_pitch = dst->stride;
   }
@@ -825,6 +857,10 @@ download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
   gsize need = row * g->height;
 
   s->copy_to = NULL;
+  if (dst->on_device && dst->sample_step > 1)
+    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride,
+            dst->sample_step, s->d_out, cp->out_pitch, 1, g->width,
+            g->height, s->stream), OP_LAUNCH);
   if (dst->on_device)
     return TRUE;
   if (is_pinned (dst->data))
@@ -846,7 +882,7 @@ cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
   CudaPlan *cp = state;
   Slot *s = &cp->slots[slot];
 
-  return CHECK (cudaSetDevice (cp->engine->device), OP_OTHER)
+  return CHECK (enter (cp->engine), OP_OTHER)
       && upload (cp, plan, s, src, error)
       && compute (cp, plan, slot, dst, error)
       && download (cp, plan, s, dst, error)
@@ -860,7 +896,7 @@ cuda_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
   Slot *s = &cp->slots[slot];
   const GcvGeometry *g = &plan->geometry;
 
-  if (!CHECK (cudaSetDevice (cp->engine->device), OP_OTHER)
+  if (!CHECK (enter (cp->engine), OP_OTHER)
       || !CHECK (cudaEventSynchronize (s->done), OP_OTHER))
     return FALSE;
   if (s->copy_to) {

@@ -299,6 +299,7 @@ identity_filter (const GcvFilterDesc * desc)
   f->border = desc->border;
   f->border_value = (gfloat) desc->border_value;
   f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
+  f->planes = desc->planes;
   f->identity = TRUE;
   return f;
 }
@@ -360,6 +361,7 @@ make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
   f->border = desc->border;
   f->border_value = (gfloat) desc->border_value;
   f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
+  f->planes = desc->planes;
   if (nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
       && f->bias == 0.0f) {
     gcv_filter_free (f);
@@ -448,7 +450,7 @@ gcv_filter_equal (const GcvFilter * a, const GcvFilter * b)
       || a->ay != b->ay || a->rank1 != b->rank1
       || a->use_separable != b->use_separable || a->bias != b->bias
       || a->border != b->border || a->border_value != b->border_value
-      || a->filter_alpha != b->filter_alpha)
+      || a->filter_alpha != b->filter_alpha || a->planes != b->planes)
     return FALSE;
   if (memcmp (a->taps, b->taps, sizeof (gfloat) * a->kw * a->kh) != 0)
     return FALSE;

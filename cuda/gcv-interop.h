@@ -14,6 +14,13 @@
 
 G_BEGIN_DECLS
 
+/* A CUDA engine whose work all runs in `cu_context` (a CUcontext, such as
+ * the one GStreamer's CUDA elements share), on that context's device, so
+ * that device pointers of that context can be given as frames. The caller
+ * keeps the context alive until the engine and its plans are freed. Each
+ * engine call makes the context current on the calling thread. */
+GCV_API GcvEngine *gcv_engine_new_for_context (gpointer cu_context,
+    GError ** error);
 /* The CUDA device the engine runs on; -1 on the CPU backend. */
 GCV_API gint gcv_engine_get_device (GcvEngine * engine);
 /* The cudaStream_t that frames of `slot` run on (for timing with events). */

@@ -18,7 +18,7 @@ static const gchar *const family_nicks[] = {
 };
 
 static const gchar *const format_names[] = {
-  "RGBA", "BGRA", "RGBx", "BGRx", "GRAY8", "GRAY32F",
+  "RGBA", "BGRA", "RGBx", "BGRx", "GRAY8", "GRAY32F", "NV12", "I420",
 };
 
 const gchar *
@@ -60,7 +60,20 @@ gcv_format_from_name (const gchar * name, GcvFormat * format)
 guint
 gcv_format_pixel_size (GcvFormat format)
 {
-  return format == GCV_FORMAT_GRAY8 ? 1 : 4;
+  return format == GCV_FORMAT_GRAY8 || gcv_format_is_planar (format) ? 1 : 4;
+}
+
+gboolean
+gcv_format_chroma_size (GcvFormat format, guint width, guint height,
+    guint * chroma_width, guint * chroma_height)
+{
+  if (!gcv_format_is_planar (format))
+    return FALSE;
+  /* 4:2:0: a chroma sample for each 2x2 luma samples, the last row and
+   * column of odd sizes included */
+  *chroma_width = width / 2 + width % 2;
+  *chroma_height = height / 2 + height % 2;
+  return TRUE;
 }
 
 gsize

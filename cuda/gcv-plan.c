@@ -1,6 +1,7 @@
 /* Engines and plans: argument checks, then the chosen backend does the work. */
 #include "gcv-private.h"
 #include "gcv-dispatch.h"
+#include "gcv-planar.h"
 #include "gcv-tuning.h"
 
 #include <stdarg.h>
@@ -28,25 +29,44 @@ gcv_backend_available (GcvBackendKind kind, gint device_id, GError ** error)
   return b->available (device_id, error);
 }
 
-GcvEngine *
-gcv_engine_new (GcvBackendKind kind, gint device_id, GError ** error)
+static GcvEngine *
+engine_new (const GcvBackend * b, gint device_id, gpointer context,
+    GError ** error)
 {
   GcvEngine *e;
-  const GcvBackend *b;
   gpointer state;
 
-  if (kind == GCV_BACKEND_AUTO)
-    kind = gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL) ?
-        GCV_BACKEND_CUDA : GCV_BACKEND_CPU;
-  if (!gcv_backend_available (kind, device_id, error))
-    return NULL;
-  b = backend_for (kind);
-  if (!(state = b->engine_new (device_id, error)))
+  if (!(state = b->engine_new (device_id, context, error)))
     return NULL;
   e = g_new0 (GcvEngine, 1);
   e->backend = b;
   e->state = state;
   return e;
+}
+
+GcvEngine *
+gcv_engine_new (GcvBackendKind kind, gint device_id, GError ** error)
+{
+  if (kind == GCV_BACKEND_AUTO)
+    kind = gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL) ?
+        GCV_BACKEND_CUDA : GCV_BACKEND_CPU;
+  if (!gcv_backend_available (kind, device_id, error))
+    return NULL;
+  return engine_new (backend_for (kind), device_id, NULL, error);
+}
+
+GcvEngine *
+gcv_engine_new_for_context (gpointer cu_context, GError ** error)
+{
+  const GcvBackend *b = gcv_cuda_backend_get ();
+
+  if (!b || !cu_context) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE, "%s",
+        b ? "no CUDA context given" :
+        "this build of gpuconvolve has no CUDA backend");
+    return NULL;
+  }
+  return engine_new (b, -1, cu_context, error);
 }
 
 GcvBackendKind
@@ -114,10 +134,12 @@ gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
 static gboolean
 check_geometry (const GcvGeometry * g, GError ** error)
 {
-  gboolean gray_pair = (g->in_format == GCV_FORMAT_GRAY8
-      || g->in_format == GCV_FORMAT_GRAY32F)
-      && (g->out_format == GCV_FORMAT_GRAY8
-      || g->out_format == GCV_FORMAT_GRAY32F);
+  gboolean gray_out = g->out_format == GCV_FORMAT_GRAY8
+      || g->out_format == GCV_FORMAT_GRAY32F;
+  /* GRAY8 and GRAY32F into each other; NV12 and I420 into their luma */
+  gboolean gray_pair = gray_out && (g->in_format == GCV_FORMAT_GRAY8
+      || g->in_format == GCV_FORMAT_GRAY32F
+      || gcv_format_is_planar (g->in_format));
 
   if (g->width < 1 || g->height < 1 || g->width > GCV_MAX_FRAME_SIZE
       || g->height > GCV_MAX_FRAME_SIZE) {
@@ -145,6 +167,11 @@ gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted)
 static void
 plan_free_fields (GcvPlan * plan)
 {
+  for (guint i = 0; plan->steps && i < plan->n_slots; i++) {
+    gcv_engine_host_free (plan->engine, plan->steps[i].in);
+    gcv_engine_host_free (plan->engine, plan->steps[i].out);
+  }
+  g_free (plan->steps);
   g_free (plan->slot_ticket);
   g_free (plan->slot_busy);
   g_free (plan->forced_variant);
@@ -171,8 +198,11 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->n_slots = gcv_engine_frames_in_flight (engine, in_flight);
   plan->slot_ticket = g_new0 (GcvTicket, plan->n_slots);
   plan->slot_busy = g_new0 (gboolean, plan->n_slots);
-  plan->state = engine->backend->plan_new (engine->state, plan, error);
-  if (!plan->state) {
+  if (gcv_format_is_planar (geometry->in_format))
+    plan->planar = gcv_planar_new (plan, error);
+  else
+    plan->state = engine->backend->plan_new (engine->state, plan, error);
+  if (!plan->state && !plan->planar) {
     plan_free_fields (plan);
     return NULL;
   }
@@ -190,7 +220,8 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     return TRUE;
   plan->filter = gcv_filter_copy (filter);
   plan->requested = family;
-  if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
+  if (plan->planar ? !gcv_planar_set_filter (plan->planar, plan, error)
+      : !plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
     gcv_filter_free (plan->filter);
     plan->filter = old;
     plan->requested = old_requested;
@@ -208,6 +239,8 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
 
   if (variant && !gcv_variant_parse (variant, &v, error))
     return FALSE;
+  if (plan->planar)
+    return gcv_planar_set_variant (plan->planar, variant, plan->filter, error);
   plan->forced_variant = g_strdup (variant);
   if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
     g_free (plan->forced_variant);
@@ -218,29 +251,137 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
   return TRUE;
 }
 
-/* A frame must hold every row it claims, and rows must not overlap. */
+/* Bytes a row of `width` samples spans with a sample step. */
+static gsize
+row_span (guint width, gsize pixel, guint step)
+{
+  return step > 1 ? (gsize) (width - 1) * step + 1 : (gsize) width * pixel;
+}
+
+/* A plane must hold every row it claims, and rows must not overlap. */
+static gboolean
+check_plane (gpointer data, gsize stride, gsize row, const gchar * what,
+    const gchar * plane, GError ** error)
+{
+  if (!data) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has no %sdata",
+        what, plane);
+    return FALSE;
+  }
+  if (stride < row) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
+        "%s %sstride %" G_GSIZE_FORMAT " is smaller than a row of %"
+        G_GSIZE_FORMAT " bytes", what, plane, stride, row);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
     const gchar * what, GError ** error)
 {
-  gsize row = (gsize) plan->geometry.width * gcv_format_pixel_size (format);
+  const GcvGeometry *g = &plan->geometry;
+  guint cw, ch;
 
-  if (!img || !img->data) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has no data",
-        what);
+  if (!img) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "no %s frame", what);
     return FALSE;
   }
-  if (img->stride < row) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
-        "%s stride %" G_GSIZE_FORMAT " is smaller than a row of %"
-        G_GSIZE_FORMAT " bytes", what, img->stride, row);
+  if (img->sample_step > 1 && format != GCV_FORMAT_GRAY8) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has a sample "
+        "step of %u, which only GRAY8 frames may have", what,
+        img->sample_step);
     return FALSE;
+  }
+  if (!check_plane (img->data, img->stride, row_span (g->width,
+              gcv_format_pixel_size (format), img->sample_step), what, "",
+          error))
+    return FALSE;
+  if (gcv_format_chroma_size (format, g->width, g->height, &cw, &ch)) {
+    /* NV12: one plane of U and V pairs; I420: U, then V */
+    if (!check_plane (img->chroma[0], img->chroma_stride[0],
+            format == GCV_FORMAT_NV12 ? 2 * (gsize) cw : cw, what,
+            format == GCV_FORMAT_NV12 ? "UV plane " : "U plane ", error)
+        || (format == GCV_FORMAT_I420 && !check_plane (img->chroma[1],
+                img->chroma_stride[1], cw, what, "V plane ", error)))
+      return FALSE;
   }
   if (img->on_device && gcv_engine_get_backend (plan->engine)
       != GCV_BACKEND_CUDA) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
         "%s frame is in device memory but the engine runs on the CPU", what);
     return FALSE;
+  }
+  return TRUE;
+}
+
+/* Host buffers of at least `size` bytes, grown (rarely) as frames grow. */
+static gboolean
+ensure_host (GcvPlan * plan, guint8 ** buf, gsize * size, gsize need,
+    GError ** error)
+{
+  guint8 *grown;
+
+  if (*size >= need)
+    return TRUE;
+  if (!(grown = gcv_engine_host_alloc (plan->engine, need, error)))
+    return FALSE;
+  gcv_engine_host_free (plan->engine, *buf);
+  *buf = grown;
+  *size = need;
+  return TRUE;
+}
+
+/* Samples `step` bytes apart to or from packed rows. */
+static void
+copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
+    const guint8 * src, gsize src_stride, guint src_step, guint width,
+    guint height)
+{
+  for (guint y = 0; y < height; y++) {
+    const guint8 *s = src + y * src_stride;
+    guint8 *d = dst + y * dst_stride;
+    for (guint x = 0; x < width; x++)
+      d[(gsize) x * dst_step] = s[(gsize) x * src_step];
+  }
+}
+
+/* Host frames with a sample step are packed for the backends, which read
+ * and write packed rows (the CUDA backend takes steps on the device).
+ * `src` and `dst` are replaced by their packed copies. */
+static gboolean
+pack_steps (GcvPlan * plan, guint slot, GcvImage * src, GcvImage * dst,
+    GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  gboolean in = src->sample_step > 1 && !src->on_device;
+  gboolean out = dst->sample_step > 1 && !dst->on_device;
+  GcvStepBuffers *b;
+
+  if (!in && !out)
+    return TRUE;
+  if (!plan->steps)
+    plan->steps = g_new0 (GcvStepBuffers, plan->n_slots);
+  b = &plan->steps[slot];
+  if (in) {
+    if (!ensure_host (plan, &b->in, &b->in_size, (gsize) g->width * g->height,
+            error))
+      return FALSE;
+    copy_samples (b->in, g->width, 1, src->data, src->stride,
+        src->sample_step, g->width, g->height);
+    src->data = b->in;
+    src->stride = g->width;
+    src->sample_step = 0;
+  }
+  if (out) {
+    if (!ensure_host (plan, &b->out, &b->out_size,
+            (gsize) g->width * g->height, error))
+      return FALSE;
+    b->unpacked_out = *dst;
+    dst->data = b->out;
+    dst->stride = g->width;
+    dst->sample_step = 0;
   }
   return TRUE;
 }
@@ -262,10 +403,20 @@ gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     return FALSE;
   }
   if (!check_image (plan, src, plan->geometry.in_format, "input", error)
-      || !check_image (plan, dst, plan->geometry.out_format, "output", error)
-      || !plan->engine->backend->submit (plan->state, plan, slot, src, dst,
-          error))
+      || !check_image (plan, dst, plan->geometry.out_format, "output", error))
     return FALSE;
+  if (plan->planar) {
+    if (!gcv_planar_submit (plan->planar, plan, slot, src, dst, error))
+      return FALSE;
+  } else {
+    GcvImage in = *src, out = *dst;
+    if (!pack_steps (plan, slot, &in, &out, error)
+        || !plan->engine->backend->submit (plan->state, plan, slot, &in,
+            &out, error))
+      return FALSE;
+    if (plan->steps)
+      plan->steps[slot].out_pending = out.data != dst->data;
+  }
   plan->slot_busy[slot] = TRUE;
   plan->slot_ticket[slot] = *ticket = plan->next_ticket++;
   return TRUE;
@@ -281,7 +432,19 @@ gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
   g_return_val_if_fail (plan->slot_busy[slot]
       && plan->slot_ticket[slot] == ticket, FALSE);
   plan->slot_busy[slot] = FALSE;
-  return plan->engine->backend->wait (plan->state, plan, slot, error);
+  if (plan->planar)
+    return gcv_planar_wait (plan->planar, slot, error);
+  if (!plan->engine->backend->wait (plan->state, plan, slot, error))
+    return FALSE;
+  if (plan->steps && plan->steps[slot].out_pending) {
+    GcvStepBuffers *b = &plan->steps[slot];
+    const GcvGeometry *g = &plan->geometry;
+    b->out_pending = FALSE;
+    copy_samples (b->unpacked_out.data, b->unpacked_out.stride,
+        b->unpacked_out.sample_step, b->out, g->width, 1, g->width,
+        g->height);
+  }
+  return TRUE;
 }
 
 gboolean
@@ -297,19 +460,22 @@ gcv_plan_run (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
 GcvFamily
 gcv_plan_get_family (GcvPlan * plan)
 {
-  return plan->choice.variant.family;
+  return gcv_plan_get_choice (plan)->variant.family;
 }
 
 const GcvChoice *
 gcv_plan_get_choice (GcvPlan * plan)
 {
+  if (plan->planar)
+    return gcv_plan_get_choice (gcv_planar_luma (plan->planar));
   return &plan->choice;
 }
 
 const gchar *
 gcv_plan_describe (GcvPlan * plan)
 {
-  return plan->description;
+  return plan->planar ? gcv_planar_describe (plan->planar) :
+      plan->description;
 }
 
 guint
@@ -323,6 +489,8 @@ gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot)
 {
   const GcvBackend *b = plan->engine->backend;
   g_return_val_if_fail (slot < plan->n_slots, NULL);
+  if (plan->planar)
+    return gcv_plan_get_cuda_stream (gcv_planar_luma (plan->planar), slot);
   return b->get_cuda_stream ? b->get_cuda_stream (plan->state, slot) : NULL;
 }
 
@@ -331,6 +499,8 @@ gcv_plan_get_device_input (GcvPlan * plan, guint slot, GcvImage * img)
 {
   const GcvBackend *b = plan->engine->backend;
   g_return_val_if_fail (slot < plan->n_slots, FALSE);
+  if (plan->planar)
+    return FALSE;               /* frames of several planes */
   return b->get_device_input && b->get_device_input (plan->state, slot, img);
 }
 
@@ -356,6 +526,9 @@ gcv_plan_free (GcvPlan * plan)
 {
   if (!plan)
     return;
-  plan->engine->backend->plan_free (plan->state);
+  if (plan->planar)
+    gcv_planar_free (plan->planar);
+  else
+    plan->engine->backend->plan_free (plan->state);
   plan_free_fields (plan);
 }

@@ -25,6 +25,7 @@ struct _GcvFilter {
   GcvBorder border;
   gfloat border_value;
   gboolean filter_alpha;
+  GcvPlanes planes;
   gboolean identity;            /* one tap of 1 at the anchor and no bias */
 };
 
@@ -35,20 +36,29 @@ gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
 void gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw,
     guint * kh);
 
+/* NV12 and I420: frames of several planes, filtered plane by plane
+ * (gcv-planar.c); the backends see one-plane formats only. */
+static inline gboolean
+gcv_format_is_planar (GcvFormat format)
+{
+  return format == GCV_FORMAT_NV12 || format == GCV_FORMAT_I420;
+}
+
+/* Samples per pixel in memory (of the Y plane for NV12 and I420). */
+static inline guint
+gcv_format_channels (GcvFormat format)
+{
+  return (format == GCV_FORMAT_RGBA || format == GCV_FORMAT_BGRA
+      || format == GCV_FORMAT_RGBX || format == GCV_FORMAT_BGRX) ? 4 : 1;
+}
+
 /* Channels of a pixel that are filtered (the rest are copied from input). */
 static inline guint
 gcv_filtered_channels (GcvFormat format, gboolean filter_alpha)
 {
-  if (format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F)
+  if (gcv_format_channels (format) == 1)
     return 1;
   return filter_alpha ? 4 : 3;
-}
-
-/* Samples per pixel in memory. */
-static inline guint
-gcv_format_channels (GcvFormat format)
-{
-  return (format == GCV_FORMAT_GRAY8 || format == GCV_FORMAT_GRAY32F) ? 1 : 4;
 }
 
 G_END_DECLS

@@ -36,7 +36,15 @@ typedef enum {
   GCV_FORMAT_BGRX,
   GCV_FORMAT_GRAY8,
   GCV_FORMAT_GRAY32F,
+  GCV_FORMAT_NV12,              /* Y plane, then interleaved UV at half size */
+  GCV_FORMAT_I420,              /* Y, U and V planes, U and V at half size */
 } GcvFormat;
+
+/* NV12 and I420: which planes are filtered. */
+typedef enum {
+  GCV_PLANES_LUMA,              /* Y filtered, chroma copied */
+  GCV_PLANES_ALL,               /* U and V filtered too, at their own size */
+} GcvPlanes;
 
 typedef enum {
   GCV_BORDER_CONSTANT,
@@ -140,6 +148,7 @@ typedef struct {
   GcvBorder border;
   gdouble border_value;
   GcvAlpha alpha;
+  GcvPlanes planes;
   GcvSeparableMode separable;
   GcvFamily algorithm;          /* the family asked for (the algorithm
                                  * property); separable needs a rank-1 K */
@@ -161,19 +170,31 @@ GCV_API const gchar *gcv_border_nick (GcvBorder border);
 GCV_API const gchar *gcv_family_nick (GcvFamily family);
 GCV_API const gchar *gcv_format_name (GcvFormat format);
 GCV_API gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
-/* Bytes per pixel (1, 4); GRAY32F is 4. */
+/* Bytes per pixel (1, 4); GRAY32F is 4; NV12 and I420: of the Y plane (1). */
 GCV_API guint gcv_format_pixel_size (GcvFormat format);
+/* NV12 and I420: TRUE, with the chroma planes' size (half, rounded up). */
+GCV_API gboolean gcv_format_chroma_size (GcvFormat format, guint width,
+    guint height, guint * chroma_width, guint * chroma_height);
 
 typedef struct {
   GcvFormat in_format, out_format;
   guint width, height;
 } GcvGeometry;
 
-/* A frame: data points to the first byte of the first row. */
+/* A frame: data points to the first byte of the first row (of the Y plane
+ * for NV12 and I420). */
 typedef struct {
   gpointer data;
   gsize stride;                 /* bytes between rows, >= width * pixel size */
-  gboolean on_device;           /* device pointer (CUDA backend only) */
+  gboolean on_device;           /* device pointers (CUDA backend only) */
+  /* NV12: chroma[0] is the interleaved UV plane; I420: chroma[0] is U and
+   * chroma[1] is V. Each has gcv_format_chroma_size() samples (pairs for
+   * NV12's UV), rows chroma_stride[] bytes apart. */
+  gpointer chroma[2];
+  gsize chroma_stride[2];
+  /* GRAY8 only: bytes from a sample to the next in a row; 0 or 1 when
+   * packed. Filters one channel of interleaved samples (NV12's U or V). */
+  guint sample_step;
 } GcvImage;
 
 typedef struct _GcvEngine GcvEngine;

@@ -8,9 +8,12 @@
  * from the built-in filters (`filter`). Borders, anchor, scale and bias follow
  * OpenCV's filter2D.
  *
- * Formats: RGBA, BGRA, RGBx, BGRx, GRAY8 and GRAY32F (one native-endian
- * float per pixel). GRAY8 may come out as GRAY32F and back, when downstream
- * asks for it.
+ * Formats: RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F (one native-endian float
+ * per pixel), NV12 and I420, in system memory or in CUDA memory
+ * (memory:CUDAMemory, shared with nvcodec's elements in one CUDA context
+ * through GstContext). GRAY8 may come out as GRAY32F and back, and NV12 or
+ * I420 as their filtered luma in GRAY8 or GRAY32F, when downstream asks for
+ * it.
  *
  * ## Example launch lines
  * |[
@@ -22,6 +25,10 @@
  * |[
  * gst-launch-1.0 videotestsrc ! gpuconvolve kernel-width=3 kernel-height=3 kernel="<0,-1,0,-1,5,-1,0,-1,0>" ! videoconvert ! autovideosink
  * ]| A custom 3x3 sharpening kernel.
+ * |[
+ * gst-launch-1.0 filesrc location=clip.mp4 ! qtdemux ! h264parse ! nvh264dec ! gpuconvolve filter=sobel-x ! video/x-raw,format=GRAY32F ! fakesink
+ * ]| Decoded frames filtered on the GPU without a copy to the host; only the
+ * float luma derivative comes down.
  *
  * Since: 0.1
  */
@@ -30,7 +37,9 @@
 #endif
 
 #include "gstgpuconvolve.h"
+#include "gcv-interop.h"
 #include "gstgpuconvolvecaps.h"
+#include "gstgpuconvolvecuda.h"
 #include "gstgpuconvolveenums.h"
 #include "gstgpuconvolveframes.h"
 #include "gstgpuconvolvepinned.h"
@@ -56,6 +65,10 @@ struct _GstGpuConvolve
   gboolean settings_changed;    /* desc differs from the filter in use */
   gchar *active_algorithm;
   GstClockTime last_duration;   /* of the latest input, for the latency */
+
+  /* the CUDA context shared with nvcodec's elements (a GstCudaContext),
+   * from set_context() or made at start */
+  GstObject *cuda_context;
 
   /* streaming thread */
   GcvEngine *engine;
@@ -91,6 +104,7 @@ enum
   PROP_BORDER,
   PROP_BORDER_VALUE,
   PROP_ALPHA,
+  PROP_PLANES,
   PROP_SEPARABLE,
   PROP_ALGORITHM,
   PROP_ACTIVE_ALGORITHM,
@@ -105,8 +119,8 @@ enum
 static const gchar *const preset_properties[] = {
   "filter", "size", "sigma", "kernel-width", "kernel-height", "kernel",
   "row-kernel", "column-kernel", "normalize", "scale", "bias", "mode",
-  "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
-  "algorithm", NULL
+  "anchor-x", "anchor-y", "border", "border-value", "alpha", "planes",
+  "separable", "algorithm", NULL
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -262,6 +276,9 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
     case PROP_ALPHA:
       cand.alpha = g_value_get_enum (value);
       break;
+    case PROP_PLANES:
+      cand.planes = g_value_get_enum (value);
+      break;
     case PROP_SEPARABLE:
       cand.separable = g_value_get_enum (value);
       break;
@@ -382,6 +399,9 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     case PROP_ALPHA:
       g_value_set_enum (value, self->desc.alpha);
       break;
+    case PROP_PLANES:
+      g_value_set_enum (value, self->desc.planes);
+      break;
     case PROP_SEPARABLE:
       g_value_set_enum (value, self->desc.separable);
       break;
@@ -440,7 +460,8 @@ update_passthrough (GstGpuConvolve * self)
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   gboolean was = gst_base_transform_is_passthrough (trans);
   gboolean now = self->filter && gcv_filter_is_identity (self->filter)
-      && self->in_info.format == self->out_info.format;
+      && self->in_info.format == self->out_info.format
+      && self->in_info.cuda_memory == self->out_info.cuda_memory;
 
   gst_base_transform_set_passthrough (trans, now);
   return was != now;
@@ -538,25 +559,122 @@ discard_in_flight (GstGpuConvolve * self)
   gst_gpu_convolve_frames_discard (self->frames, self->plan);
 }
 
-/* Where the frame to filter lies in the input buffer: GstVideoMeta gives
- * the plane's offset and stride, a GstVideoCropMeta the region (of the
- * negotiated size) inside it. Every byte read must lie inside the mapping;
- * the sums are checked for overflow, as the meta's values are anybody's. */
+/* Where a frame's planes lie in a buffer: a GstVideoMeta's offsets and
+ * strides, else those of CUDA memory's own layout, else the caps'
+ * default. */
+static void
+buffer_layout (GstBuffer * buf, const GstGpuConvolveInfo * info,
+    gboolean device, gsize offset[], gint stride[])
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  const GstVideoInfo *layout = device ? gst_gpu_convolve_cuda_layout (buf) :
+      &info->layout;
+
+  for (guint i = 0; i < GST_VIDEO_INFO_N_PLANES (&info->layout); i++) {
+    offset[i] = meta ? meta->offset[i] : GST_VIDEO_INFO_PLANE_OFFSET (layout,
+        i);
+    stride[i] = meta ? meta->stride[i] : GST_VIDEO_INFO_PLANE_STRIDE (layout,
+        i);
+  }
+}
+
+/* Plane i of a frame of `info`: its bytes per row and rows, and per pixel
+ * of the frame's x (NV12's UV rows have a pair per two pixels). */
+static void
+plane_size (const GstGpuConvolveInfo * info, guint i, gsize * row,
+    guint * rows, guint * sub)
+{
+  guint cw, ch;
+
+  *row = (gsize) info->width * gcv_format_pixel_size (info->format);
+  *rows = info->height;
+  *sub = 1;
+  if (i > 0 && gcv_format_chroma_size (info->format, info->width,
+          info->height, &cw, &ch)) {
+    *row = info->format == GCV_FORMAT_NV12 ? 2 * (gsize) cw : cw;
+    *rows = ch;
+    *sub = 2;
+  }
+}
+
+static const gchar *const plane_names[] = { "", " UV plane", " V plane" };
+
+/* The frame of `info` in a mapped buffer, from (x, y) on (a crop region):
+ * every byte it spans must lie inside the mapping. The sums are checked
+ * for overflow, as a meta's values are anybody's. */
+static gboolean
+frame_image (GstGpuConvolve * self, GstBuffer * buf, GstMapInfo * map,
+    const GstGpuConvolveInfo * info, gboolean device, guint x, guint y,
+    const gchar * what, GcvImage * img)
+{
+  const gchar *name = gcv_format_name (info->format);
+  gsize offset[GST_GPU_CONVOLVE_MAX_PLANES] = { 0 };
+  gint stride[GST_GPU_CONVOLVE_MAX_PLANES] = { 0 };
+  guint n = GST_VIDEO_INFO_N_PLANES (&info->layout);
+
+  memset (img, 0, sizeof (*img));
+  img->on_device = device;
+  buffer_layout (buf, info, device, offset, stride);
+  for (guint i = 0; i < n; i++) {
+    const gchar *plane = info->format == GCV_FORMAT_I420 && i == 1 ?
+        " U plane" : plane_names[i];
+    gsize row, px, start, rows_bytes, end;
+    guint rows, sub, px_x, px_y;
+    gboolean sized;
+
+    plane_size (info, i, &row, &rows, &sub);
+    /* bytes per pixel of x: a UV pair per two pixels is one per pixel */
+    px = info->format == GCV_FORMAT_NV12 && i > 0 ? 1 :
+        gcv_format_pixel_size (info->format);
+    px_x = i > 0 && sub == 2 && info->format != GCV_FORMAT_NV12 ? x / 2 : x;
+    px_y = i > 0 ? y / sub : y;
+    if (stride[i] <= 0 || (gsize) stride[i] < row
+        || (gsize) px_x * px > (gsize) stride[i] - row) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("%s%s stride %d cannot hold a row of %" G_GSIZE_FORMAT " bytes of "
+              "%ux%u %s from x=%u", what, plane, stride[i], row, info->width,
+              info->height, name, x), (NULL));
+      return FALSE;
+    }
+    /* start = offset + y * stride + x * px; end = start + (rows - 1) *
+     * stride + row */
+    sized = g_size_checked_mul (&start, px_y, (gsize) stride[i])
+        && g_size_checked_add (&start, start, (gsize) px_x * px)
+        && g_size_checked_add (&start, start, offset[i])
+        && g_size_checked_mul (&rows_bytes, rows - 1, (gsize) stride[i])
+        && g_size_checked_add (&end, start, rows_bytes)
+        && g_size_checked_add (&end, end, row);
+    if (!sized || end > map->size) {
+      gchar *need = sized ? g_strdup_printf ("%" G_GSIZE_FORMAT, end) :
+          g_strdup ("more than 2^64");
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("%s buffer of %" G_GSIZE_FORMAT " bytes is smaller than a %ux%u "
+              "%s frame%s at offset %" G_GSIZE_FORMAT ", stride %d, region "
+              "(%u,%u): %s bytes", what, map->size, info->width, info->height,
+              name, plane, offset[i], stride[i], x, y, need), (NULL));
+      g_free (need);
+      return FALSE;
+    }
+    if (i == 0) {
+      img->data = map->data + start;
+      img->stride = stride[i];
+    } else {
+      img->chroma[i - 1] = map->data + start;
+      img->chroma_stride[i - 1] = stride[i];
+    }
+  }
+  return TRUE;
+}
+
+/* The input frame: the crop region (of the negotiated size) where a
+ * GstVideoCropMeta gives one. */
 static gboolean
 input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
-    GcvImage * img)
+    gboolean device, GcvImage * img)
 {
   const GstGpuConvolveInfo *info = &self->in_info;
-  const gchar *name = gcv_format_name (info->format);
-  GstVideoMeta *meta = gst_buffer_get_video_meta (inbuf);
   GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
-  gsize pixel = gcv_format_pixel_size (info->format);
-  gsize row = (gsize) info->width * pixel;
-  gsize offset = meta ? meta->offset[0] : 0;
-  gint stride = meta ? meta->stride[0] : (gint) info->stride;
   guint x = 0, y = 0;
-  gsize start, rows, end;
-  gboolean sized;
 
   if (crop) {
     if (crop->width != info->width || crop->height != info->height) {
@@ -566,40 +684,18 @@ input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
               info->height), (NULL));
       return FALSE;
     }
+    /* 4:2:0 chroma has a sample per two pixels in x and y */
+    if (gcv_format_chroma_size (info->format, 1, 1, &x, &y)
+        && (crop->x % 2 || crop->y % 2)) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("Input crop region at (%u,%u) of %s must start at even x and y",
+              crop->x, crop->y, gcv_format_name (info->format)), (NULL));
+      return FALSE;
+    }
     x = crop->x;
     y = crop->y;
   }
-  if (stride <= 0 || (gsize) stride < row
-      || (gsize) x * pixel > (gsize) stride - row) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input stride %d cannot hold a row of %" G_GSIZE_FORMAT " bytes of "
-            "%ux%u %s from x=%u", stride, row, info->width, info->height,
-            name, x), (NULL));
-    return FALSE;
-  }
-  /* start = offset + y * stride + x * pixel; end = start + (h - 1) * stride
-   * + row */
-  sized = g_size_checked_mul (&start, y, (gsize) stride)
-      && g_size_checked_add (&start, start, x * pixel)
-      && g_size_checked_add (&start, start, offset)
-      && g_size_checked_mul (&rows, info->height - 1, (gsize) stride)
-      && g_size_checked_add (&end, start, rows)
-      && g_size_checked_add (&end, end, row);
-  if (!sized || end > map->size) {
-    gchar *need = sized ? g_strdup_printf ("%" G_GSIZE_FORMAT, end) :
-        g_strdup ("more than 2^64");
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer of %" G_GSIZE_FORMAT " bytes is smaller than a %ux%u "
-            "%s frame at offset %" G_GSIZE_FORMAT ", stride %d, region "
-            "(%u,%u): %s bytes", map->size, info->width, info->height, name,
-            offset, stride, x, y, need), (NULL));
-    g_free (need);
-    return FALSE;
-  }
-  img->data = map->data + start;
-  img->stride = stride;
-  img->on_device = FALSE;
-  return TRUE;
+  return frame_image (self, inbuf, map, info, device, x, y, "Input", img);
 }
 
 /* Whether `inbuf` holds the negotiated frame (input_image()'s checks,
@@ -616,7 +712,7 @@ input_fits (GstGpuConvolve * self, GstBuffer * inbuf)
         (NULL));
     return FALSE;
   }
-  ok = input_image (self, inbuf, &map, &img);
+  ok = input_image (self, inbuf, &map, FALSE, &img);
   gst_buffer_unmap (inbuf, &map);
   return ok;
 }
@@ -639,6 +735,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GstBaseTransformClass *klass = GST_BASE_TRANSFORM_CLASS (parent_class);
   GstGpuConvolveFrame *frame = gst_gpu_convolve_frame_new (inbuf);
   GcvImage src, dst;
+  gboolean in_device, out_device;
   GError *error = NULL;
   GstFlowReturn ret;
 
@@ -652,28 +749,28 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
       post_alloc_error (self, "an output buffer");
     goto fail;
   }
-  if (!gst_buffer_map (inbuf, &frame->in_map, GST_MAP_READ)
-      || !gst_buffer_map (frame->outbuf, &frame->out_map, GST_MAP_WRITE)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer"),
-        (NULL));
+  /* CUDA memory of our context is read and written on the device */
+  in_device = gst_gpu_convolve_cuda_is_device_buffer (inbuf,
+      self->cuda_context);
+  out_device = gst_gpu_convolve_cuda_is_device_buffer (frame->outbuf,
+      self->cuda_context);
+  if (!(in_device ? gst_gpu_convolve_cuda_map (inbuf, &frame->in_map,
+              GST_MAP_READ) : gst_buffer_map (inbuf, &frame->in_map,
+              GST_MAP_READ))
+      || !(out_device ? gst_gpu_convolve_cuda_map (frame->outbuf,
+              &frame->out_map, GST_MAP_WRITE) : gst_buffer_map (frame->outbuf,
+              &frame->out_map, GST_MAP_WRITE))) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer%s",
+            in_device || out_device ? " in CUDA memory" : ""), (NULL));
     ret = GST_FLOW_ERROR;
     goto fail;
   }
-  if (!input_image (self, inbuf, &frame->in_map, &src)) {
+  if (!input_image (self, inbuf, &frame->in_map, in_device, &src)
+      || !frame_image (self, frame->outbuf, &frame->out_map, &self->out_info,
+          out_device, 0, 0, "Output", &dst)) {
     ret = GST_FLOW_ERROR;
     goto fail;
   }
-  if (frame->out_map.size < self->out_info.size) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Output buffer of %" G_GSIZE_FORMAT " bytes is smaller than a frame "
-            "(%" G_GSIZE_FORMAT " bytes)", frame->out_map.size,
-            self->out_info.size), (NULL));
-    ret = GST_FLOW_ERROR;
-    goto fail;
-  }
-  dst.data = frame->out_map.data;
-  dst.stride = self->out_info.stride;
-  dst.on_device = FALSE;
 
   if (!gcv_plan_submit (self->plan, &src, &dst, &frame->ticket, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
@@ -778,6 +875,23 @@ gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
 
 /* --- GstBaseTransform ---------------------------------------------------- */
 
+/* A CUDA engine in the context shared with the pipeline's other CUDA
+ * elements, so that their memory is ours to read and write; where
+ * GStreamer's CUDA library cannot be used, in the device's own. */
+static GcvEngine *
+cuda_engine_new (GstGpuConvolve * self, gint device_id, GError ** error)
+{
+  /* set_context() fills self->cuda_context from inside this call when a
+   * neighbour or the application has one */
+  if (!gst_gpu_convolve_cuda_ensure_context (GST_ELEMENT (self), device_id,
+          &self->cuda_context))
+    return gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
+  GST_INFO_OBJECT (self, "sharing CUDA context %" GST_PTR_FORMAT,
+      self->cuda_context);
+  return gcv_engine_new_for_context (gst_gpu_convolve_cuda_handle
+      (self->cuda_context), error);
+}
+
 static gboolean
 gst_gpu_convolve_start (GstBaseTransform * trans)
 {
@@ -817,7 +931,10 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
     g_clear_error (&error);
     backend = GCV_BACKEND_CPU;
   }
-  self->engine = gcv_engine_new (backend, device_id, &error);
+  if (backend != GCV_BACKEND_CPU)
+    self->engine = cuda_engine_new (self, device_id, &error);
+  else
+    self->engine = gcv_engine_new (backend, device_id, &error);
   if (!self->engine) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("No usable CUDA device for backend=cuda: %s", error->message),
@@ -851,15 +968,40 @@ gst_gpu_convolve_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->plan, gcv_plan_free);
   g_clear_pointer (&self->engine, gcv_engine_free);
   g_clear_pointer (&self->filter, gcv_filter_free);
+  /* the engine ran in it; buffers of our pools keep their own reference */
+  gst_clear_object (&self->cuda_context);
   set_active_algorithm (self);
   return TRUE;
+}
+
+/* Whether CUDA memory can be had on the pads: on the CUDA backend, in a
+ * context shared through GStreamer's CUDA library. Before start, where the
+ * backend is not yet chosen: when it could be. */
+static gboolean
+cuda_memory_usable (GstGpuConvolve * self)
+{
+  GcvBackendKind backend;
+  gint device_id;
+
+  if (!gst_gpu_convolve_cuda_supported ())
+    return FALSE;
+  if (self->engine)
+    return gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA
+        && self->cuda_context;
+  GST_OBJECT_LOCK (self);
+  backend = self->backend;
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+  return backend != GCV_BACKEND_CPU
+      && gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL);
 }
 
 static GstCaps *
 gst_gpu_convolve_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
 {
-  GstCaps *res = gst_gpu_convolve_caps_transform (caps, filter);
+  GstCaps *res = gst_gpu_convolve_caps_transform (direction, caps, filter,
+      cuda_memory_usable (GST_GPU_CONVOLVE (trans)));
   GST_DEBUG_OBJECT (trans, "%" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, caps,
       res);
   return res;
@@ -955,20 +1097,33 @@ uses_cuda (GstGpuConvolve * self)
       && gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA;
 }
 
-/* Our buffers: pinned memory on CUDA so copies to and from the GPU are DMA
- * straight from them; frames in flight hold buffers too. */
+/* Our buffers: CUDA memory where the caps say so; else pinned memory on
+ * CUDA, so copies to and from the GPU are DMA straight from them; frames
+ * in flight hold buffers too. `size` is what a buffer of the pool holds. */
 static GstBufferPool *
-make_pool (GstGpuConvolve * self, GstCaps * caps, gsize size, guint min,
-    guint max)
+make_pool (GstGpuConvolve * self, GstCaps * caps,
+    const GstGpuConvolveInfo * info, guint min, guint max, guint * size)
 {
   GstBufferPool *pool;
   GstStructure *config;
 
+  *size = info->size;
+  if (info->cuda_memory && self->cuda_context) {
+    pool = gst_gpu_convolve_cuda_pool_new (self->cuda_context, caps,
+        &info->layout, min, max);
+    if (pool) {
+      /* rows pitched for the device: the pool says how large */
+      config = gst_buffer_pool_get_config (pool);
+      gst_buffer_pool_config_get_params (config, NULL, size, NULL, NULL);
+      gst_structure_free (config);
+    }
+    return pool;
+  }
   if (uses_cuda (self))
-    return gst_gpu_convolve_pinned_pool_new (caps, size, min, max);
+    return gst_gpu_convolve_pinned_pool_new (caps, info->size, min, max);
   pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  gst_buffer_pool_config_set_params (config, caps, info->size, min, max);
   if (!gst_buffer_pool_set_config (pool, config))
     gst_clear_object (&pool);
   return pool;
@@ -982,6 +1137,7 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   GstGpuConvolveInfo info;
   GstBufferPool *pool;
   GstCaps *caps;
+  guint size;
 
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
           decide_query, query))
@@ -997,14 +1153,17 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   if (!uses_cuda (self) || !caps
       || !gst_gpu_convolve_info_from_caps (&info, caps))
     return TRUE;
-  /* upstream writes frames straight into pinned memory */
-  pool = make_pool (self, caps, info.size, frames_in_flight (self) + 1, 0);
+  /* upstream writes frames straight into pinned memory, or into CUDA
+   * memory of our context where the caps say so */
+  pool = make_pool (self, caps, &info, frames_in_flight (self) + 1, 0, &size);
   if (pool) {
-    GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
-    gst_query_add_allocation_pool (query, pool, info.size,
+    gst_query_add_allocation_pool (query, pool, size,
         frames_in_flight (self) + 1, 0);
-    gst_query_add_allocation_param (query, allocator, NULL);
-    gst_object_unref (allocator);
+    if (!info.cuda_memory) {
+      GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
+      gst_query_add_allocation_param (query, allocator, NULL);
+      gst_object_unref (allocator);
+    }
     gst_object_unref (pool);
   }
   return TRUE;
@@ -1018,7 +1177,7 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
   GstCaps *caps;
   GstGpuConvolveInfo info;
   GstBufferPool *pool;
-  guint min = 0, max = 0;
+  guint min = 0, max = 0, size;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (!caps || !gst_gpu_convolve_info_from_caps (&info, caps))
@@ -1029,8 +1188,13 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
   min += frames_in_flight (self);
-  if (!(pool = make_pool (self, caps, info.size, min, max)))
+  if (!(pool = make_pool (self, caps, &info, min, max, &size))) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not set up a pool "
+            "of %ux%u %s output buffers%s", info.width, info.height,
+            gcv_format_name (info.format), info.cuda_memory ?
+            " in CUDA memory" : ""), (NULL));
     return FALSE;
+  }
   /* Activated here, not by GstBaseTransform on the first buffer: there a
    * failure (on CUDA: no pinned memory) is "failed to activate bufferpool"
    * with no reason, where docs/errors.md wants the CUDA error. */
@@ -1040,9 +1204,9 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
     return FALSE;
   }
   if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_set_nth_allocation_pool (query, 0, pool, info.size, min, max);
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
   else
-    gst_query_add_allocation_pool (query, pool, info.size, min, max);
+    gst_query_add_allocation_pool (query, pool, size, min, max);
   gst_object_unref (pool);
   return TRUE;
 }
@@ -1122,6 +1286,10 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
   gboolean res;
 
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
+      && gst_gpu_convolve_cuda_handle_query (GST_ELEMENT (self), query,
+          self->cuda_context))
+    return TRUE;
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
     drain (self);
   res = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
@@ -1188,6 +1356,23 @@ gst_gpu_convolve_preset_init (GstPresetInterface * iface)
 
 /* --- GObject ------------------------------------------------------------- */
 
+/* The CUDA context of the pipeline's other CUDA elements, given by the bin
+ * or the application; one for another device than cuda-device-id asks for
+ * is not taken. */
+static void
+gst_gpu_convolve_set_context (GstElement * element, GstContext * context)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (element);
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+  gst_gpu_convolve_cuda_set_context (element, context, device_id,
+      &self->cuda_context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
 static void
 gst_gpu_convolve_finalize (GObject * object)
 {
@@ -1199,6 +1384,7 @@ gst_gpu_convolve_finalize (GObject * object)
   g_free (self->tuning_file);
   g_free (self->active_algorithm);
   gst_gpu_convolve_frames_free (self->frames);
+  gst_clear_object (&self->cuda_context);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1432,6 +1618,19 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
           "Copy alpha (and x) unchanged, or filter it like a colour channel",
           GST_TYPE_GPU_CONVOLVE_ALPHA, GCV_ALPHA_PASSTHROUGH, live));
   /**
+   * GstGpuConvolve:planes:
+   *
+   * NV12 and I420: filter the Y plane and copy the chroma planes, or filter
+   * U and V too, each at its own (half) size with the same kernel, anchor
+   * and border. Other formats ignore it.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_PLANES,
+      g_param_spec_enum ("planes", "Planes",
+          "NV12 and I420: filter the luma plane only, or all planes",
+          GST_TYPE_GPU_CONVOLVE_PLANES, GCV_PLANES_LUMA, live));
+  /**
    * GstGpuConvolve:separable:
    *
    * Whether rank-1 kernels use the separable path; always refuses kernels
@@ -1521,6 +1720,8 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
       "Convolves video frames with a 2D or separable kernel on NVIDIA GPUs "
       "(CPU fallback)", "gpuconvolve developers");
 
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_gpu_convolve_set_context);
+
   trans_class->start = GST_DEBUG_FUNCPTR (gst_gpu_convolve_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_gpu_convolve_stop);
   trans_class->transform_caps =
@@ -1550,6 +1751,7 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_BORDER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_ALPHA, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_PLANES, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_SEPARABLE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_ALGORITHM, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_GPU_CONVOLVE_BACKEND, 0);

@@ -1,30 +1,49 @@
-/* Caps of gpuconvolve: the six formats, GRAY32F included, which GStreamer
- * 1.22 has no GstVideoFormat for, so it is parsed here. */
+/* Caps of gpuconvolve: the eight formats, GRAY32F included, which GStreamer
+ * 1.22 has no GstVideoFormat for, so it is parsed here; each in system
+ * memory and in CUDA memory; and the conversions offered on the other pad. */
 #ifndef __GST_GPU_CONVOLVE_CAPS_H__
 #define __GST_GPU_CONVOLVE_CAPS_H__
 
 #include <gst/gst.h>
+#include <gst/video/video.h>
 #include "gcv.h"
 
 G_BEGIN_DECLS
 
-#define GST_GPU_CONVOLVE_FORMATS "{ RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F }"
-#define GST_GPU_CONVOLVE_CAPS                                   \
-  "video/x-raw, format = (string) " GST_GPU_CONVOLVE_FORMATS ", " \
-  "width = (int) [ 1, 32767 ], height = (int) [ 1, 32767 ], "    \
+#define GST_GPU_CONVOLVE_FORMATS \
+  "{ RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F, NV12, I420 }"
+#define GST_GPU_CONVOLVE_CAPS_FIELDS                           \
+  "format = (string) " GST_GPU_CONVOLVE_FORMATS ", "           \
+  "width = (int) [ 1, 32767 ], height = (int) [ 1, 32767 ], "  \
   "framerate = (fraction) [ 0/1, 2147483647/1 ]"
+#ifdef HAVE_GST_CUDA
+#define GST_GPU_CONVOLVE_CAPS                                  \
+  "video/x-raw(memory:CUDAMemory), " GST_GPU_CONVOLVE_CAPS_FIELDS "; " \
+  "video/x-raw, " GST_GPU_CONVOLVE_CAPS_FIELDS
+#else
+#define GST_GPU_CONVOLVE_CAPS "video/x-raw, " GST_GPU_CONVOLVE_CAPS_FIELDS
+#endif
+
+#define GST_GPU_CONVOLVE_MAX_PLANES 3
 
 typedef struct {
   GcvFormat format;
   guint width, height;
   gint fps_n, fps_d;
-  gsize stride;                 /* default stride of this format */
-  gsize size;                   /* bytes of a frame with that stride */
+  gboolean cuda_memory;         /* caps feature memory:CUDAMemory */
+  /* GStreamer's layout of the frame: GRAY32F's is that of a format of the
+   * same bytes per row (GRAY16_LE of twice the width), for buffer pools */
+  GstVideoInfo layout;
+  gsize stride;                 /* of the first plane, by default */
+  gsize size;                   /* bytes of a frame of the default layout */
 } GstGpuConvolveInfo;
 
 gboolean gst_gpu_convolve_info_from_caps (GstGpuConvolveInfo * info,
     const GstCaps * caps);
-GstCaps *gst_gpu_convolve_caps_transform (GstCaps * caps, GstCaps * filter);
+/* The caps the other pad can have; with_cuda: CUDA memory among them,
+ * first, as the element prefers it where both sides can take it. */
+GstCaps *gst_gpu_convolve_caps_transform (GstPadDirection direction,
+    GstCaps * caps, GstCaps * filter, gboolean with_cuda);
 
 G_END_DECLS
 

@@ -50,6 +50,9 @@ DEFINE_ENUM (gst_gpu_convolve_border_get_type, "GstGpuConvolveBorder",
 DEFINE_ENUM (gst_gpu_convolve_alpha_get_type, "GstGpuConvolveAlpha",
     {GCV_ALPHA_PASSTHROUGH, "Copy alpha (and x) unchanged", "passthrough"},
     {GCV_ALPHA_FILTER, "Filter alpha like a colour channel", "filter"});
+DEFINE_ENUM (gst_gpu_convolve_planes_get_type, "GstGpuConvolvePlanes",
+    {GCV_PLANES_LUMA, "Filter Y, copy the chroma planes", "luma"},
+    {GCV_PLANES_ALL, "Filter Y, U and V, each at its own size", "all"});
 
 DEFINE_ENUM (gst_gpu_convolve_separable_get_type, "GstGpuConvolveSeparable",
     {GCV_SEPARABLE_AUTO, "Separable path when the kernel is rank 1", "auto"},

@@ -14,6 +14,8 @@ GType gst_gpu_convolve_mode_get_type (void);
 GType gst_gpu_convolve_border_get_type (void);
 #define GST_TYPE_GPU_CONVOLVE_ALPHA (gst_gpu_convolve_alpha_get_type ())
 GType gst_gpu_convolve_alpha_get_type (void);
+#define GST_TYPE_GPU_CONVOLVE_PLANES (gst_gpu_convolve_planes_get_type ())
+GType gst_gpu_convolve_planes_get_type (void);
 #define GST_TYPE_GPU_CONVOLVE_SEPARABLE (gst_gpu_convolve_separable_get_type ())
 GType gst_gpu_convolve_separable_get_type (void);
 #define GST_TYPE_GPU_CONVOLVE_ALGORITHM (gst_gpu_convolve_algorithm_get_type ())

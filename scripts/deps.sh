@@ -9,6 +9,7 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
+  libgstreamer-plugins-bad1.0-dev   # gstreamer-cuda-1.0: CUDA memory, shared context
   gstreamer1.0-x            # textoverlay (pango), used by the demo
   "$@"
 )

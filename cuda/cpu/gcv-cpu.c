@@ -990,7 +990,7 @@ cpu_available (gint device_id, GError ** error)
 }
 
 static gpointer
-cpu_engine_new (gint device_id, GError ** error)
+cpu_engine_new (gint device_id, gpointer context, GError ** error)
 {
   CpuEngine *e = g_new0 (CpuEngine, 1);
   guint n = g_get_num_processors ();

@@ -1,5 +1,7 @@
-/* The halo of a padded device frame, made on the device, and the unpacking
- * of 8-bit frames to floats. Kernels after these never bounds-check. */
+/* The halo of a padded device frame, made on the device, the unpacking
+ * of 8-bit frames to floats, and the gathering and scattering of one
+ * channel of interleaved bytes (NV12's U or V). Kernels after these never
+ * bounds-check. */
 #include "gcv-cuda-common.cuh"
 #include "gcv-border.h"
 
@@ -81,6 +83,19 @@ unpack_kernel (const From * raw, size_t raw_pitch, To * dst, size_t dst_pitch,
         to_acc (__ldg (row_ptr<From> (raw, raw_pitch, y) + x));
 }
 
+/* One thread per byte: at a frame's size and a few bytes each, these
+ * passes are bound by memory, not by their indexing. */
+__global__ void
+copy_samples_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
+    const unsigned char *src, size_t src_pitch, int src_step, int w, int h)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h)
+    dst[y * dst_pitch + (size_t) x * dst_step] =
+        __ldg (src + y * src_pitch + (size_t) x * src_step);
+}
+
 }  /* namespace */
 
 extern "C" size_t
@@ -131,5 +146,17 @@ gcv_cuda_unpack (GcvPixel to, const void *raw, size_t raw_pitch, void *dst,
     unpack_kernel<uchar4, float4> <<<grid, block, 0, stream>>> (
         (const uchar4 *) raw, raw_pitch, (float4 *) dst, dst_pitch, width,
         height);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
+    const void *src, size_t src_pitch, int src_step, int width, int height,
+    cudaStream_t stream)
+{
+  dim3 block (64, 4), grid (div_up (width, 64), div_up (height, 4));
+  copy_samples_kernel <<<grid, block, 0, stream>>> ((unsigned char *) dst,
+      dst_pitch, dst_step, (const unsigned char *) src, src_pitch, src_step,
+      width, height);
   return cudaGetLastError ();
 }

@@ -4,6 +4,7 @@
 #define GCV_CUDA_COMMON_CUH
 
 #include "gcv-cuda.h"
+#include "gcv-cuda-context.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -17,11 +18,12 @@ namespace gcv {
  * allows. The limit is an attribute of the kernel function, shared by every
  * plan in the process: raising it per launch to what that launch needs
  * would let one plan lower it between another's raise and launch. So it is
- * raised once per kernel and device, to the device's maximum, and never
- * lowered. */
+ * raised once per kernel, device and context, to the device's maximum, and
+ * never lowered. */
 struct RaisedSmem {
   const void *kernel;
   int device;
+  void *context;
 };
 
 template <typename K>
@@ -37,12 +39,16 @@ allow_smem (K kernel)
   cudaFuncAttributes attr;
   int dev, optin;
   cudaError_t err = cudaGetDevice (&dev);
+  /* a function's attributes may be the context's, and an application's
+   * context (GStreamer's) is not the device's primary one */
+  void *ctx = gcv_cuda_context_current ();
 
   if (err != cudaSuccess)
     return err;
   std::lock_guard<std::mutex> hold (lock);
   for (size_t i = 0; i < n_raised; i++)
-    if (raised[i].kernel == (const void *) kernel && raised[i].device == dev)
+    if (raised[i].kernel == (const void *) kernel && raised[i].device == dev
+        && raised[i].context == ctx)
       return cudaSuccess;
   if ((err = cudaDeviceGetAttribute (&optin,
               cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess
@@ -59,7 +65,7 @@ allow_smem (K kernel)
     raised = grown;
     n_alloc = n;
   }
-  raised[n_raised++] = { (const void *) kernel, dev };
+  raised[n_raised++] = { (const void *) kernel, dev, ctx };
   return cudaSuccess;
 }
 

@@ -66,6 +66,12 @@ cudaError_t gcv_cuda_fill_border (GcvPixel pix, void *pad, size_t pitch,
 cudaError_t gcv_cuda_unpack (GcvPixel to, const void *raw, size_t raw_pitch,
     void *dst, size_t dst_pitch, int width, int height, cudaStream_t stream);
 
+/* border.cu: bytes `src_step` apart to bytes `dst_step` apart (one
+ * channel of interleaved samples to a packed plane, or back). */
+cudaError_t gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
+    const void *src, size_t src_pitch, int src_step, int width, int height,
+    cudaStream_t stream);
+
 /* direct.cu: one thread per output, everything from global memory. */
 cudaError_t gcv_cuda_direct (const GcvCudaConv * c);
 

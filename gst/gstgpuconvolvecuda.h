@@ -1,0 +1,51 @@
+/* CUDA memory (memory:CUDAMemory) and the CUDA context gpuconvolve shares
+ * with nvcodec's elements through GstContext, on GStreamer's CUDA library.
+ * In builds without it (no HAVE_GST_CUDA) the same calls say "no", so the
+ * element needs no conditionals. The context is handled as a GstObject
+ * (a GstCudaContext where there is one). */
+#ifndef __GST_GPU_CONVOLVE_CUDA_H__
+#define __GST_GPU_CONVOLVE_CUDA_H__
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+G_BEGIN_DECLS
+
+#define GST_GPU_CONVOLVE_CUDA_FEATURE "memory:CUDAMemory"
+
+/* Whether this build and machine can exchange CUDA memory at all (the
+ * library, and the driver it loads). */
+gboolean gst_gpu_convolve_cuda_supported (void);
+/* Fills `*cuda_context`, unless set already, with the shared context for
+ * `device_id` (-1: any): from a neighbour or the application (through
+ * set_context(), which must fill the same pointer), else a new one that is
+ * then offered to them. FALSE when there is none to be had. */
+gboolean gst_gpu_convolve_cuda_ensure_context (GstElement * element,
+    gint device_id, GstObject ** cuda_context);
+/* GstElement::set_context and the CONTEXT query, for `*context`. */
+void gst_gpu_convolve_cuda_set_context (GstElement * element,
+    GstContext * context, gint device_id, GstObject ** cuda_context);
+gboolean gst_gpu_convolve_cuda_handle_query (GstElement * element,
+    GstQuery * query, GstObject * cuda_context);
+/* The CUcontext of a GstCudaContext, for the engine. */
+gpointer gst_gpu_convolve_cuda_handle (GstObject * cuda_context);
+
+/* Whether the buffer's frame is CUDA memory of `cuda_context` (one
+ * memory), readable in place on the device. */
+gboolean gst_gpu_convolve_cuda_is_device_buffer (GstBuffer * buffer,
+    GstObject * cuda_context);
+/* Maps a buffer that is_device_buffer() for the device (map->data is a
+ * device pointer); flags are GST_MAP_READ or GST_MAP_WRITE. */
+gboolean gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
+    GstMapFlags flags);
+/* The layout of a CUDA memory's frame (its planes' offsets and strides). */
+const GstVideoInfo *gst_gpu_convolve_cuda_layout (GstBuffer * buffer);
+
+/* A pool of CUDA memory for frames of `info` (GRAY32F: any format of the
+ * same bytes per row). */
+GstBufferPool *gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context,
+    GstCaps * caps, const GstVideoInfo * info, guint min, guint max);
+
+G_END_DECLS
+
+#endif /* __GST_GPU_CONVOLVE_CUDA_H__ */
