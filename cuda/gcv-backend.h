@@ -9,6 +9,14 @@
 
 G_BEGIN_DECLS
 
+/* GRAY8 frames that are one channel of interleaved samples (NV12's U or
+ * V): bytes from a sample to the next in a row, of the input and the
+ * output; 0 or 1 when packed. Host frames reach the backends packed
+ * (gcv-plan.c); only device frames come with a step. */
+typedef struct {
+  guint src, dst;
+} GcvSteps;
+
 /* A backend: the CPU one and the CUDA one implement this. The common code
  * (gcv-plan.c) validates arguments, then calls into it. */
 typedef struct {
@@ -25,7 +33,8 @@ typedef struct {
   gboolean (*plan_set_filter) (gpointer state, GcvPlan * plan,
       GError ** error);
   gboolean (*submit) (gpointer state, GcvPlan * plan, guint slot,
-      const GcvImage * src, const GcvImage * dst, GError ** error);
+      const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
+      GError ** error);
   gboolean (*wait) (gpointer state, GcvPlan * plan, guint slot,
       GError ** error);
   void (*plan_free) (gpointer state);
@@ -51,6 +60,7 @@ typedef struct {
   guint8 *in, *out;             /* packed input and output, grown as needed */
   gsize in_size, out_size;
   GcvImage unpacked_out;        /* where the output goes once done */
+  guint out_step;
   gboolean out_pending;
 } GcvStepBuffers;
 
@@ -72,6 +82,11 @@ struct _GcvPlan {
                                  * backend state of its own */
   gpointer state;
 };
+
+/* gcv_plan_submit() of GRAY8 frames with sample steps (NULL: none). */
+gboolean gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, const GcvSteps * steps, GcvTicket * ticket,
+    GError ** error);
 
 void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);

@@ -759,7 +759,7 @@ stage_input (Slot * s, const GcvImage * src, gsize row, guint h, gsize * pitch,
 
 static gboolean
 upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
-    GError ** error)
+    guint step, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   const GcvFilter *f = plan->filter;
@@ -769,10 +769,10 @@ upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
   void *target = cp->unpack ? s->d_raw : interior;
   gsize target_pitch = cp->unpack ? cp->raw_pitch : cp->pad_pitch;
 
-  if (src->on_device && src->sample_step > 1) {
+  if (src->on_device && step > 1) {
     if (!CHECK (gcv_cuda_copy_samples (target, target_pitch, 1, src->data,
-                src->stride, src->sample_step, g->width, g->height,
-                s->stream), OP_LAUNCH))
+                src->stride, step, g->width, g->height, s->stream),
+            OP_LAUNCH))
       return FALSE;
   } else if (src->on_device) {
     if (src->data != target
@@ -796,7 +796,7 @@ upload (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * src,
 
 static gboolean
 compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
-    GError ** error)
+    guint step, GError ** error)
 {
   const GcvFilter *f = plan->filter;
   const GcvVariant *v = &plan->choice.variant;
@@ -805,7 +805,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
 
   /* device output is written in place, unless every other byte (then
    * download() scatters it) */
-  if (dst->on_device && dst->sample_step <= 1) {
+  if (dst->on_device && step <= 1) {
     c.dst = dst->data;
     c.dst_pitch = dst->stride;
   }
@@ -850,17 +850,17 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
 
 static gboolean
 download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
-    GError ** error)
+    guint step, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   gsize row = (gsize) g->width * gcv_format_pixel_size (g->out_format);
   gsize need = row * g->height;
 
   s->copy_to = NULL;
-  if (dst->on_device && dst->sample_step > 1)
-    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride,
-            dst->sample_step, s->d_out, cp->out_pitch, 1, g->width,
-            g->height, s->stream), OP_LAUNCH);
+  if (dst->on_device && step > 1)
+    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride, step,
+            s->d_out, cp->out_pitch, 1, g->width, g->height, s->stream),
+        OP_LAUNCH);
   if (dst->on_device)
     return TRUE;
   if (is_pinned (dst->data))
@@ -877,15 +877,15 @@ download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
 
 static gboolean
 cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
-    const GcvImage * dst, GError ** error)
+    const GcvImage * dst, const GcvSteps * steps, GError ** error)
 {
   CudaPlan *cp = state;
   Slot *s = &cp->slots[slot];
 
   return CHECK (enter (cp->engine), OP_OTHER)
-      && upload (cp, plan, s, src, error)
-      && compute (cp, plan, slot, dst, error)
-      && download (cp, plan, s, dst, error)
+      && upload (cp, plan, s, src, steps->src, error)
+      && compute (cp, plan, slot, dst, steps->dst, error)
+      && download (cp, plan, s, dst, steps->dst, error)
       && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
 }
 

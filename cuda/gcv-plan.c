@@ -279,7 +279,7 @@ check_plane (gpointer data, gsize stride, gsize row, const gchar * what,
 
 static gboolean
 check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
-    const gchar * what, GError ** error)
+    guint step, const gchar * what, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   guint cw, ch;
@@ -288,15 +288,13 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "no %s frame", what);
     return FALSE;
   }
-  if (img->sample_step > 1 && format != GCV_FORMAT_GRAY8) {
+  if (step > 1 && format != GCV_FORMAT_GRAY8) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has a sample "
-        "step of %u, which only GRAY8 frames may have", what,
-        img->sample_step);
+        "step of %u, which only GRAY8 frames may have", what, step);
     return FALSE;
   }
   if (!check_plane (img->data, img->stride, row_span (g->width,
-              gcv_format_pixel_size (format), img->sample_step), what, "",
-          error))
+              gcv_format_pixel_size (format), step), what, "", error))
     return FALSE;
   if (gcv_format_chroma_size (format, g->width, g->height, &cw, &ch)) {
     /* NV12: one plane of U and V pairs; I420: U, then V */
@@ -349,14 +347,14 @@ copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
 
 /* Host frames with a sample step are packed for the backends, which read
  * and write packed rows (the CUDA backend takes steps on the device).
- * `src` and `dst` are replaced by their packed copies. */
+ * `src`, `dst` and `steps` are replaced by their packed copies. */
 static gboolean
 pack_steps (GcvPlan * plan, guint slot, GcvImage * src, GcvImage * dst,
-    GError ** error)
+    GcvSteps * steps, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
-  gboolean in = src->sample_step > 1 && !src->on_device;
-  gboolean out = dst->sample_step > 1 && !dst->on_device;
+  gboolean in = steps->src > 1 && !src->on_device;
+  gboolean out = steps->dst > 1 && !dst->on_device;
   GcvStepBuffers *b;
 
   if (!in && !out)
@@ -368,20 +366,21 @@ pack_steps (GcvPlan * plan, guint slot, GcvImage * src, GcvImage * dst,
     if (!ensure_host (plan, &b->in, &b->in_size, (gsize) g->width * g->height,
             error))
       return FALSE;
-    copy_samples (b->in, g->width, 1, src->data, src->stride,
-        src->sample_step, g->width, g->height);
+    copy_samples (b->in, g->width, 1, src->data, src->stride, steps->src,
+        g->width, g->height);
     src->data = b->in;
     src->stride = g->width;
-    src->sample_step = 0;
+    steps->src = 0;
   }
   if (out) {
     if (!ensure_host (plan, &b->out, &b->out_size,
             (gsize) g->width * g->height, error))
       return FALSE;
     b->unpacked_out = *dst;
+    b->out_step = steps->dst;
     dst->data = b->out;
     dst->stride = g->width;
-    dst->sample_step = 0;
+    steps->dst = 0;
   }
   return TRUE;
 }
@@ -392,6 +391,15 @@ gboolean
 gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     GcvTicket * ticket, GError ** error)
 {
+  return gcv_plan_submit_steps (plan, src, dst, NULL, ticket, error);
+}
+
+gboolean
+gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, const GcvSteps * steps, GcvTicket * ticket,
+    GError ** error)
+{
+  GcvSteps packed = { 0, 0 };
   guint slot;
 
   g_return_val_if_fail (plan && ticket, FALSE);
@@ -402,17 +410,21 @@ gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
         plan->n_slots);
     return FALSE;
   }
-  if (!check_image (plan, src, plan->geometry.in_format, "input", error)
-      || !check_image (plan, dst, plan->geometry.out_format, "output", error))
+  if (steps)
+    packed = *steps;
+  if (!check_image (plan, src, plan->geometry.in_format, packed.src, "input",
+          error)
+      || !check_image (plan, dst, plan->geometry.out_format, packed.dst,
+          "output", error))
     return FALSE;
   if (plan->planar) {
     if (!gcv_planar_submit (plan->planar, plan, slot, src, dst, error))
       return FALSE;
   } else {
     GcvImage in = *src, out = *dst;
-    if (!pack_steps (plan, slot, &in, &out, error)
+    if (!pack_steps (plan, slot, &in, &out, &packed, error)
         || !plan->engine->backend->submit (plan->state, plan, slot, &in,
-            &out, error))
+            &out, &packed, error))
       return FALSE;
     if (plan->steps)
       plan->steps[slot].out_pending = out.data != dst->data;
@@ -440,9 +452,8 @@ gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
     GcvStepBuffers *b = &plan->steps[slot];
     const GcvGeometry *g = &plan->geometry;
     b->out_pending = FALSE;
-    copy_samples (b->unpacked_out.data, b->unpacked_out.stride,
-        b->unpacked_out.sample_step, b->out, g->width, 1, g->width,
-        g->height);
+    copy_samples (b->unpacked_out.data, b->unpacked_out.stride, b->out_step,
+        b->out, g->width, 1, g->width, g->height);
   }
   return TRUE;
 }

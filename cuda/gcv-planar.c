@@ -4,7 +4,7 @@
  * the output is NV12 or I420 too, U and V each go through a plan of the
  * chroma size, with the filter (planes=all) or the 1x1 identity
  * (planes=luma: a copy). NV12's U and V are interleaved in one plane; each
- * is read and written two bytes apart (GcvImage.sample_step), so the two
+ * is read and written two bytes apart (a sample step of 2), so the two
  * plans fill alternate bytes of the same rows. The plans of a frame share
  * its slot, and the frame is done when all of them are. */
 #include "gcv-private.h"
@@ -141,18 +141,20 @@ gcv_planar_set_variant (GcvPlanar * p, const gchar * variant,
   return TRUE;
 }
 
-/* Plane i (0: Y, 1: U, 2: V) of a frame, as a GRAY8 image. */
+/* Plane i (0: Y, 1: U, 2: V) of a frame, as a GRAY8 image with the step
+ * between its samples. */
 static GcvImage
-plane_of (const GcvImage * img, GcvFormat format, guint i)
+plane_of (const GcvImage * img, GcvFormat format, guint i, guint * step)
 {
   GcvImage plane = { img->data, img->stride, img->on_device };
 
+  *step = 0;
   if (i == 0)
     return plane;
   if (format == GCV_FORMAT_NV12) {
     plane.data = (guint8 *) img->chroma[0] + (i - 1);
     plane.stride = img->chroma_stride[0];
-    plane.sample_step = 2;
+    *step = 2;
   } else {
     plane.data = img->chroma[i - 1];
     plane.stride = img->chroma_stride[i - 1];
@@ -175,10 +177,11 @@ gcv_planar_submit (GcvPlanar * p, GcvPlan * plan, guint slot,
     const GcvImage * src, const GcvImage * dst, GError ** error)
 {
   for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
-    GcvImage in = plane_of (src, plan->geometry.in_format, i);
-    GcvImage out = plane_of (dst, plan->geometry.out_format, i);
-    if (!gcv_plan_submit (p->planes[i], &in, &out, &p->slots[slot].ticket[i],
-            error)) {
+    GcvSteps steps;
+    GcvImage in = plane_of (src, plan->geometry.in_format, i, &steps.src);
+    GcvImage out = plane_of (dst, plan->geometry.out_format, i, &steps.dst);
+    if (!gcv_plan_submit_steps (p->planes[i], &in, &out, &steps,
+            &p->slots[slot].ticket[i], error)) {
       /* the planes already on their way are waited for: the frame is off */
       wait_planes (p, slot);
       return FALSE;

@@ -192,9 +192,6 @@ typedef struct {
    * NV12's UV), rows chroma_stride[] bytes apart. */
   gpointer chroma[2];
   gsize chroma_stride[2];
-  /* GRAY8 only: bytes from a sample to the next in a row; 0 or 1 when
-   * packed. Filters one channel of interleaved samples (NV12's U or V). */
-  guint sample_step;
 } GcvImage;
 
 typedef struct _GcvEngine GcvEngine;

@@ -10,6 +10,7 @@
 
 #include <gst/gst.h>
 #include "gstgpuconvolvecaps.h"
+#include "gstgpuconvolvecuda.h"
 
 static GstCaps *template_caps;
 
@@ -29,6 +30,7 @@ static void
 check_info (const GstCaps * caps)
 {
   GstGpuConvolveInfo info;
+  guint cw, ch;
 
   if (!gst_gpu_convolve_info_from_caps (&info, caps))
     return;
@@ -41,8 +43,11 @@ check_info (const GstCaps * caps)
       gcv_format_pixel_size (info.format), "stride %" G_GSIZE_FORMAT
       " for %u pixels of %s", info.stride, info.width,
       gcv_format_name (info.format));
-  FUZZ_ASSERT (info.size == info.stride * info.height, "size %"
-      G_GSIZE_FORMAT, info.size);
+  /* NV12 and I420 have their chroma planes after the first */
+  FUZZ_ASSERT (gcv_format_chroma_size (info.format, 1, 1, &cw, &ch) ?
+      info.size > info.stride * info.height :
+      info.size == info.stride * info.height, "size %" G_GSIZE_FORMAT
+      " of %s", info.size, gcv_format_name (info.format));
   FUZZ_ASSERT (info.size >= gcv_frame_size (info.format, info.width,
           info.height, info.stride), "size below a frame");
   FUZZ_ASSERT (info.format != GCV_FORMAT_GRAY32F
@@ -62,18 +67,29 @@ is_subset (GstCaps * a, GstCaps * b)
   return r;
 }
 
+/* Both directions, with and without CUDA memory offered. */
 static void
-check_transform (GstCaps * caps)
+check_transform_one (GstCaps * caps, GstPadDirection direction,
+    gboolean with_cuda)
 {
-  GstCaps *out = gst_gpu_convolve_caps_transform (caps, NULL);
-  GstCaps *filtered = gst_gpu_convolve_caps_transform (caps, template_caps);
+  GstPadDirection other = direction == GST_PAD_SINK ? GST_PAD_SRC :
+      GST_PAD_SINK;
+  GstCaps *out = gst_gpu_convolve_caps_transform (direction, caps, NULL,
+      with_cuda);
+  GstCaps *filtered = gst_gpu_convolve_caps_transform (direction, caps,
+      template_caps, with_cuda);
   GstGpuConvolveInfo info;
 
   FUZZ_ASSERT (out != NULL && filtered != NULL, "no caps");
   if (gst_gpu_convolve_info_from_caps (&info, caps)) {
-    /* the same format and size can always come out */
-    FUZZ_ASSERT (is_subset (caps, out), "%" GST_PTR_FORMAT
-        " not in its own transform %" GST_PTR_FORMAT, caps, out);
+    /* the same format, size and memory can always come out (system
+     * memory, and CUDA memory where offered) */
+    GstCaps *plain = gst_caps_copy (caps);
+    gst_caps_set_features (plain, 0, with_cuda && info.cuda_memory ?
+        gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL) : NULL);
+    FUZZ_ASSERT (is_subset (plain, out), "%" GST_PTR_FORMAT
+        " not in its own transform %" GST_PTR_FORMAT, plain, out);
+    gst_caps_unref (plain);
   }
   FUZZ_ASSERT (is_subset (filtered, template_caps)
       || gst_caps_is_empty (filtered), "%" GST_PTR_FORMAT
@@ -81,13 +97,23 @@ check_transform (GstCaps * caps)
   /* and back: what comes out of the transform transforms back to it */
   if (!gst_caps_is_empty (out) && !gst_caps_is_any (out)
       && gst_caps_get_size (out) <= 16) {
-    GstCaps *back = gst_gpu_convolve_caps_transform (out, NULL);
+    GstCaps *back = gst_gpu_convolve_caps_transform (other, out, NULL,
+        with_cuda);
     FUZZ_ASSERT (is_subset (out, back), "transform of %"
         GST_PTR_FORMAT " lost some of it", out);
     gst_caps_unref (back);
   }
   gst_caps_unref (out);
   gst_caps_unref (filtered);
+}
+
+static void
+check_transform (GstCaps * caps)
+{
+  check_transform_one (caps, GST_PAD_SINK, FALSE);
+  check_transform_one (caps, GST_PAD_SRC, FALSE);
+  check_transform_one (caps, GST_PAD_SINK, TRUE);
+  check_transform_one (caps, GST_PAD_SRC, TRUE);
 }
 
 /* Caps text GStreamer 1.22's parser leaks on, in amounts that stop a long

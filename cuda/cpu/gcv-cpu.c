@@ -1076,7 +1076,7 @@ cpu_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
 
 static gboolean
 cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
-    const GcvImage * dst, GError ** error)
+    const GcvImage * dst, const GcvSteps * steps, GError ** error)
 {
   CpuPlan *cp = state;
   Job job = { cp, plan, src, dst };
