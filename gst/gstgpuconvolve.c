@@ -754,6 +754,9 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
       self->cuda_context);
   out_device = gst_gpu_convolve_cuda_is_device_buffer (frame->outbuf,
       self->cuda_context);
+  if (out_device)
+    gst_gpu_convolve_cuda_describe_frame (frame->outbuf,
+        &self->out_info.layout);
   if (!(in_device ? gst_gpu_convolve_cuda_map (inbuf, &frame->in_map,
               GST_MAP_READ) : gst_buffer_map (inbuf, &frame->in_map,
               GST_MAP_READ))
@@ -876,17 +879,30 @@ gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
 /* --- GstBaseTransform ---------------------------------------------------- */
 
 /* A CUDA engine in the context shared with the pipeline's other CUDA
- * elements, so that their memory is ours to read and write; where
- * GStreamer's CUDA library cannot be used, in the device's own. */
+ * elements, so that their memory is ours to read and write: theirs (or the
+ * application's) where they have one, else one this process's elements
+ * share, offered to them. Without GStreamer's CUDA library, the device's
+ * own primary context. */
 static GcvEngine *
 cuda_engine_new (GstGpuConvolve * self, gint device_id, GError ** error)
 {
+  GcvEngine *engine;
+
   /* set_context() fills self->cuda_context from inside this call when a
    * neighbour or the application has one */
-  if (!gst_gpu_convolve_cuda_ensure_context (GST_ELEMENT (self), device_id,
-          &self->cuda_context))
-    return gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
-  GST_INFO_OBJECT (self, "sharing CUDA context %" GST_PTR_FORMAT,
+  if (!gst_gpu_convolve_cuda_find_context (GST_ELEMENT (self), device_id,
+          &self->cuda_context)) {
+    /* the engine finds the device cuda-device-id means */
+    engine = gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
+    if (!engine)
+      return NULL;
+    self->cuda_context = gst_gpu_convolve_cuda_share_context (GST_ELEMENT
+        (self), gcv_engine_get_device (engine));
+    if (!self->cuda_context)
+      return engine;
+    gcv_engine_free (engine);
+  }
+  GST_INFO_OBJECT (self, "running in CUDA context %" GST_PTR_FORMAT,
       self->cuda_context);
   return gcv_engine_new_for_context (gst_gpu_convolve_cuda_handle
       (self->cuda_context), error);

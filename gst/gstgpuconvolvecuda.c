@@ -20,15 +20,70 @@ gst_gpu_convolve_cuda_supported (void)
   return gst_cuda_load_library ();
 }
 
+/* The CONTEXT query to the peers downstream, then upstream; then
+ * NEED_CONTEXT on the bus, which the bin (from a HAVE_CONTEXT of another
+ * element) or the application answer through set_context(). A context is
+ * not made here: gst_cuda_ensure_element_context() would make one for
+ * each element (cuCtxCreate, hundreds of MB of device memory each), where
+ * gst_gpu_convolve_cuda_share_context() keeps one per process. */
 gboolean
-gst_gpu_convolve_cuda_ensure_context (GstElement * element, gint device_id,
+gst_gpu_convolve_cuda_find_context (GstElement * element, gint device_id,
     GstObject ** cuda_context)
 {
-  /* a neighbour's (nvh264dec's, cudaupload's) or the application's, else
-   * a new one, offered to them in turn */
-  return gst_gpu_convolve_cuda_supported ()
-      && gst_cuda_ensure_element_context (element, device_id,
-      (GstCudaContext **) cuda_context);
+  static const gchar *const pads[] = { "src", "sink" };
+
+  if (*cuda_context)
+    return TRUE;
+  if (!gst_gpu_convolve_cuda_supported ())
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (pads) && !*cuda_context; i++) {
+    GstPad *pad = gst_element_get_static_pad (element, pads[i]);
+    GstQuery *query = gst_query_new_context (GST_CUDA_CONTEXT_TYPE);
+    GstContext *context = NULL;
+    if (pad && gst_pad_peer_query (pad, query)) {
+      gst_query_parse_context (query, &context);
+      if (context)
+        gst_element_set_context (element, context);
+    }
+    gst_query_unref (query);
+    gst_clear_object (&pad);
+  }
+  if (!*cuda_context)
+    gst_element_post_message (element,
+        gst_message_new_need_context (GST_OBJECT (element),
+            GST_CUDA_CONTEXT_TYPE));
+  return *cuda_context != NULL;
+}
+
+/* The context of the process's elements that find none around them, per
+ * device, while one of them holds it. It is of GStreamer's making: a
+ * context wrapping the runtime's primary one (gst_cuda_context_new_wrapped)
+ * lacks, in 1.22, the texture alignment its CUDA allocator pitches rows
+ * with, and its pools fail. */
+#define MAX_DEVICES 64
+static GMutex shared_lock;
+static GWeakRef shared[MAX_DEVICES];
+
+GstObject *
+gst_gpu_convolve_cuda_share_context (GstElement * element, gint device)
+{
+  GstCudaContext *ctx = NULL;
+  GstContext *context;
+
+  if (device < 0 || device >= MAX_DEVICES
+      || !gst_gpu_convolve_cuda_supported ())
+    return NULL;
+  g_mutex_lock (&shared_lock);
+  ctx = g_weak_ref_get (&shared[device]);
+  if (!ctx && (ctx = gst_cuda_context_new (device)))
+    g_weak_ref_set (&shared[device], ctx);
+  g_mutex_unlock (&shared_lock);
+  if (!ctx)
+    return NULL;
+  context = gst_context_new_cuda_context (ctx);
+  gst_element_post_message (element,
+      gst_message_new_have_context (GST_OBJECT (element), context));
+  return GST_OBJECT (ctx);
 }
 
 void
@@ -89,6 +144,42 @@ gst_gpu_convolve_cuda_layout (GstBuffer * buffer)
   return &GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0))->info;
 }
 
+/* GStreamer 1.22's CUDA allocator lays out the formats nvcodec uses, and
+ * aborts on others: one-plane frames of another format (GRAY8, and GRAY32F
+ * as GRAY16_LE) are stored as RGBA frames of at least their bytes per row,
+ * whose rows it pitches the same way. */
+static void
+storage_layout (const GstVideoInfo * info, GstVideoInfo * storage)
+{
+  GstVideoFormat f = GST_VIDEO_INFO_FORMAT (info);
+  guint row;
+
+  if (f != GST_VIDEO_FORMAT_GRAY8 && f != GST_VIDEO_FORMAT_GRAY16_LE) {
+    *storage = *info;
+    return;
+  }
+  row = GST_VIDEO_INFO_COMP_WIDTH (info, 0) * GST_VIDEO_INFO_COMP_PSTRIDE
+      (info, 0);
+  gst_video_info_set_format (storage, GST_VIDEO_FORMAT_RGBA, (row + 3) / 4,
+      GST_VIDEO_INFO_HEIGHT (info));
+}
+
+void
+gst_gpu_convolve_cuda_describe_frame (GstBuffer * buffer,
+    const GstVideoInfo * info)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buffer);
+
+  /* the pool's meta tells of the storage (storage_layout()); plane 0's
+   * offset and stride hold for the frame */
+  if (meta && meta->format != GST_VIDEO_INFO_FORMAT (info)) {
+    meta->format = GST_VIDEO_INFO_FORMAT (info);
+    meta->width = GST_VIDEO_INFO_WIDTH (info);
+    meta->height = GST_VIDEO_INFO_HEIGHT (info);
+    meta->n_planes = GST_VIDEO_INFO_N_PLANES (info);
+  }
+}
+
 GstBufferPool *
 gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context, GstCaps * caps,
     const GstVideoInfo * info, guint min, guint max)
@@ -96,11 +187,14 @@ gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context, GstCaps * caps,
   GstBufferPool *pool = gst_cuda_buffer_pool_new (GST_CUDA_CONTEXT
       (cuda_context));
   GstStructure *config = gst_buffer_pool_get_config (pool);
-  GstCaps *layout = gst_video_info_to_caps (info);
+  GstVideoInfo storage;
+  GstCaps *layout;
 
-  /* the pool lays frames out from caps it can parse: GRAY32F's are those
-   * of a GStreamer format with the same bytes per row */
-  gst_buffer_pool_config_set_params (config, layout, info->size, min, max);
+  /* the pool lays frames out from caps it can parse, of the formats its
+   * allocator knows */
+  storage_layout (info, &storage);
+  layout = gst_video_info_to_caps (&storage);
+  gst_buffer_pool_config_set_params (config, layout, storage.size, min, max);
   gst_buffer_pool_config_add_option (config,
       GST_BUFFER_POOL_OPTION_VIDEO_META);
   gst_caps_unref (layout);
@@ -118,10 +212,16 @@ gst_gpu_convolve_cuda_supported (void)
 }
 
 gboolean
-gst_gpu_convolve_cuda_ensure_context (GstElement * element, gint device_id,
+gst_gpu_convolve_cuda_find_context (GstElement * element, gint device_id,
     GstObject ** cuda_context)
 {
   return FALSE;
+}
+
+GstObject *
+gst_gpu_convolve_cuda_share_context (GstElement * element, gint device)
+{
+  return NULL;
 }
 
 void
@@ -161,6 +261,12 @@ const GstVideoInfo *
 gst_gpu_convolve_cuda_layout (GstBuffer * buffer)
 {
   return NULL;
+}
+
+void
+gst_gpu_convolve_cuda_describe_frame (GstBuffer * buffer,
+    const GstVideoInfo * info)
+{
 }
 
 GstBufferPool *

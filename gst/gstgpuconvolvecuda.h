@@ -16,12 +16,16 @@ G_BEGIN_DECLS
 /* Whether this build and machine can exchange CUDA memory at all (the
  * library, and the driver it loads). */
 gboolean gst_gpu_convolve_cuda_supported (void);
-/* Fills `*cuda_context`, unless set already, with the shared context for
- * `device_id` (-1: any): from a neighbour or the application (through
- * set_context(), which must fill the same pointer), else a new one that is
- * then offered to them. FALSE when there is none to be had. */
-gboolean gst_gpu_convolve_cuda_ensure_context (GstElement * element,
+/* Fills `*cuda_context`, unless set already, with the context of a
+ * neighbour or the application for `device_id` (-1: any), through
+ * set_context(), which must fill the same pointer. FALSE when they have
+ * none. */
+gboolean gst_gpu_convolve_cuda_find_context (GstElement * element,
     gint device_id, GstObject ** cuda_context);
+/* Where none was found: the process's context for `device`, made on
+ * first use, offered to the neighbours and the application (HAVE_CONTEXT). */
+GstObject *gst_gpu_convolve_cuda_share_context (GstElement * element,
+    gint device);
 /* GstElement::set_context and the CONTEXT query, for `*context`. */
 void gst_gpu_convolve_cuda_set_context (GstElement * element,
     GstContext * context, gint device_id, GstObject ** cuda_context);
@@ -41,10 +45,13 @@ gboolean gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
 /* The layout of a CUDA memory's frame (its planes' offsets and strides). */
 const GstVideoInfo *gst_gpu_convolve_cuda_layout (GstBuffer * buffer);
 
-/* A pool of CUDA memory for frames of `info` (GRAY32F: any format of the
- * same bytes per row). */
+/* A pool of CUDA memory for frames of `info` (GRAY32F: GRAY16_LE of twice
+ * the width); GRAY8 and GRAY32F are stored as RGBA frames of their bytes
+ * per row, which describe_frame() puts right in a buffer's GstVideoMeta. */
 GstBufferPool *gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context,
     GstCaps * caps, const GstVideoInfo * info, guint min, guint max);
+void gst_gpu_convolve_cuda_describe_frame (GstBuffer * buffer,
+    const GstVideoInfo * info);
 
 G_END_DECLS
 
