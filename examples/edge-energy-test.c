@@ -1,6 +1,9 @@
 /* Test of edge-energy: runs it, then computes the same statistics here from
  * the same input frames, with plain double-precision Sobel 3x3 and the
- * replicate border, and compares the CSV with them.
+ * replicate border, and compares the CSV with them. The input frames are
+ * those of the path edge-energy reports on stderr: videoconvert's GRAY8 for
+ * "path: host (...)", the decoder's luma plane for "path: gpu (...)" (CUDA
+ * memory from an NVDEC decoder, where nvcodec and a GPU are present).
  *
  *   edge-energy-test PATH-TO-EDGE-ENERGY
  */
@@ -112,18 +115,55 @@ pixel (const guint8 * data, gint stride, gint w, gint h, gint x, gint y)
   return data[(gsize) y * stride + x];
 }
 
-/* The reference: statistics of every GRAY8 frame `source` produces. */
+/* The next sample of the reference pipeline; NULL at its end. An error
+ * ends the test (an appsink alone would wait for ever). */
+static GstSample *
+reference_pull (GstAppSink * sink, GstBus * bus)
+{
+  for (;;) {
+    GstSample *sample = gst_app_sink_try_pull_sample (sink, GST_SECOND / 10);
+    GstMessage *msg;
+
+    if (sample)
+      return sample;
+    if ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR))) {
+      GError *err = NULL;
+      gst_message_parse_error (msg, &err, NULL);
+      g_printerr ("reference pipeline: %s\n", err->message);
+      exit (1);
+    }
+    if (gst_app_sink_is_eos (sink))
+      return NULL;
+  }
+}
+
+/* The path edge-energy reports ("gpu (...)", "host (...)"), or NULL. */
+static gchar *
+reported_path (const gchar * err)
+{
+  const gchar *p = strstr (err, "edge-energy: path: ");
+  if (!p)
+    return NULL;
+  p += strlen ("edge-energy: path: ");
+  return g_strndup (p, strcspn (p, "\n"));
+}
+
+/* The reference: statistics of every frame `source` produces, as GRAY8
+ * from videoconvert (the host path) or, with `luma`, of the luma plane of
+ * the decoded frames (the gpu path: gpuconvolve filters NV12's Y plane). */
 static GArray *
-reference (const gchar * source, gdouble threshold)
+reference (const gchar * source, gdouble threshold, gboolean luma)
 {
   static const gdouble kx[3][3] = { {-1, 0, 1}, {-2, 0, 2}, {-1, 0, 1} };
   gchar *desc = g_strdup_printf ("%s ! videoconvert ! "
-      "video/x-raw,format=GRAY8 ! appsink name=sink sync=false", source);
+      "video/x-raw,format=%s ! appsink name=sink sync=false", source,
+      luma ? "(string){NV12,I420}" : "GRAY8");
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (desc, &error);
   GstElement *sink;
   GArray *rows = g_array_new (FALSE, TRUE, sizeof (Row));
   GstSample *sample;
+  GstBus *bus;
 
   g_free (desc);
   if (!pipeline) {
@@ -132,8 +172,9 @@ reference (const gchar * source, gdouble threshold)
     exit (1);
   }
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  bus = gst_element_get_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+  while ((sample = reference_pull (GST_APP_SINK (sink), bus))) {
     GstVideoInfo info;
     GstVideoFrame frame;
     Row r = { 0 };
@@ -180,20 +221,23 @@ reference (const gchar * source, gdouble threshold)
     gst_sample_unref (sample);
   }
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
   return rows;
 }
 
-/* Runs edge-energy with `args` and compares with the reference of `source`. */
+/* Runs edge-energy with `args` and compares with the reference of `source`.
+ * `path`: the path it must report ("host (videoconvert -> GRAY8)"), or only
+ * its kind ("host", "gpu"), or NULL for either. */
 static void
 compare (const gchar * name, const gchar * const *args, const gchar * source,
-    gdouble threshold)
+    gdouble threshold, const gchar * path)
 {
-  gchar *out = NULL, *err = NULL;
+  gchar *out = NULL, *err = NULL, *ran;
   gint status = -1;
   GArray *got, *want;
-  gboolean rows_ok = TRUE;
+  gboolean rows_ok = TRUE, luma;
 
   if (!run_program (args, &out, &err, &status)) {
     check (FALSE, "%s: edge-energy runs", name);
@@ -203,8 +247,22 @@ compare (const gchar * name, const gchar * const *args, const gchar * source,
       status, status ? "; stderr:\n" : "", status ? err : "");
   check (strstr (err, "sobel-x: ") && strstr (err, " on "),
       "%s: edge-energy reports the backend and algorithm", name);
+  ran = reported_path (err);
+  check (ran && (g_str_has_prefix (ran, "gpu (") || g_str_has_prefix (ran,
+              "host (")), "%s: edge-energy reports the path: %s", name,
+      ran ? ran : "(none)");
+  if (path && strchr (path, '('))
+    check (ran && g_str_equal (ran, path), "%s: the path is %s", name, path);
+  else if (path) {
+    gchar *kind = g_strdup_printf ("%s (", path);
+    check (ran && g_str_has_prefix (ran, kind), "%s: the path is %s", name,
+        path);
+    g_free (kind);
+  }
+  luma = ran && g_str_has_prefix (ran, "gpu (");
+  g_free (ran);
   got = parse_csv (out);
-  want = reference (source, threshold);
+  want = reference (source, threshold, luma);
   check (got != NULL, "%s: CSV header and rows are well formed", name);
   if (got) {
     check (got->len == want->len && want->len > 0,
@@ -240,6 +298,103 @@ compare (const gchar * name, const gchar * const *args, const gchar * source,
   g_free (err);
 }
 
+/* Whether every element in `names` (NULL-terminated) is installed. */
+static gboolean
+have_elements (const gchar * const *names)
+{
+  for (; *names; names++) {
+    GstElementFactory *f = gst_element_factory_find (*names);
+    if (!f)
+      return FALSE;
+    gst_object_unref (f);
+  }
+  return TRUE;
+}
+
+/* Whether a decoder for `caps_str` is installed. */
+static gboolean
+can_decode (const gchar * caps_str)
+{
+  GList *all = gst_element_factory_list_get_elements
+      (GST_ELEMENT_FACTORY_TYPE_DECODER, GST_RANK_MARGINAL);
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GList *ok = gst_element_factory_list_filter (all, caps, GST_PAD_SINK,
+      FALSE);
+  gboolean found = ok != NULL;
+
+  gst_plugin_feature_list_free (ok);
+  gst_plugin_feature_list_free (all);
+  gst_caps_unref (caps);
+  return found;
+}
+
+/* Writes 8 frames of videotestsrc `pattern`, 96x64, through `encode` (a
+ * pipeline fragment ending in a muxer) into a file `basename` and runs
+ * edge-energy on it: as it chooses, and with --backend=cpu (host path). */
+static void
+file_cases (const gchar * what, const gchar * const *elements,
+    const gchar * stream_caps, const gchar * basename, const gchar * pattern,
+    const gchar * encode)
+{
+  GError *error = NULL;
+  gchar *dir, *file, *uri, *desc, *src, *name;
+  GstElement *p;
+  GstBus *bus;
+  GstMessage *msg;
+  gboolean written;
+
+  const gchar *read[] = { "uridecodebin", "videoconvert", NULL };
+
+  if (!have_elements (elements) || !have_elements (read)
+      || !can_decode (stream_caps)) {
+    g_print ("skip: no %s encoder, muxer or decoder (or no uridecodebin) "
+        "to test a %s file\n", what, what);
+    return;
+  }
+  dir = g_dir_make_tmp ("edge-energy-XXXXXX", NULL);
+  file = g_build_filename (dir, basename, NULL);
+  uri = gst_filename_to_uri (file, NULL);
+  /* 8-bit 4:2:0, which every decoder takes (x264enc may pick 10-bit 4:4:4
+   * where it is free to) */
+  desc = g_strdup_printf ("videotestsrc pattern=%s num-buffers=8 ! "
+      "video/x-raw,format=I420,width=96,height=64,framerate=25/1 ! %s ! "
+      "filesink location=\"%s\"", pattern, encode, file);
+  p = gst_parse_launch (desc, &error);
+  if (!p) {
+    g_printerr ("%s: %s\n", desc, error->message);
+    exit (1);
+  }
+  bus = gst_element_get_bus (p);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  written = msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
+  check (written, "wrote a %s test video file", what);
+  if (msg)
+    gst_message_unref (msg);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+  if (written) {
+    const gchar *args[] = { file, NULL };
+    const gchar *cpu_args[] = { "--backend=cpu", file, NULL };
+    src = g_strdup_printf ("uridecodebin uri=\"%s\"", uri);
+    name = g_strdup_printf ("%s file", what);
+    compare (name, args, src, 0.5, NULL);
+    g_free (name);
+    name = g_strdup_printf ("%s file, cpu", what);
+    compare (name, cpu_args, src, 0.5, "host");
+    g_free (name);
+    g_free (src);
+  }
+  g_unlink (file);
+  g_rmdir (dir);
+  g_free (desc);
+  g_free (uri);
+  g_free (file);
+  g_free (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -256,60 +411,36 @@ main (int argc, char **argv)
       "--height=45", "--frames=6", NULL
     };
     compare ("ball, cpu", args, "videotestsrc pattern=ball num-buffers=6 ! "
-        "video/x-raw,width=67,height=45,framerate=30/1", 0.5);
+        "video/x-raw,width=67,height=45,framerate=30/1", 0.5,
+        "host (videoconvert -> GRAY8)");
   }
   {
     const gchar *args[] = { "--backend=auto", "--pattern=smpte",
       "--width=80", "--height=50", "--frames=3", "--threshold=0.2", NULL
     };
     compare ("smpte, auto", args, "videotestsrc pattern=smpte num-buffers=3 ! "
-        "video/x-raw,width=80,height=50,framerate=30/1", 0.2);
+        "video/x-raw,width=80,height=50,framerate=30/1", 0.2,
+        "host (videoconvert -> GRAY8)");
   }
 
-  /* A video file, when this GStreamer can write one. */
+  /* Video files, where this GStreamer can write and read them: VP8 (the host
+   * path, unless an NVDEC VP8 decoder is found), and H.264 (the gpu path
+   * where nvcodec's nvh264dec and a GPU are, and gpuconvolve takes CUDA
+   * memory); each also with --backend=cpu, which must take the host path. */
   {
-    GstElement *enc = gst_element_factory_make ("vp8enc", NULL);
-    GstElement *mux = gst_element_factory_make ("webmmux", NULL);
-    if (enc && mux) {
-      GError *error = NULL;
-      gchar *dir = g_dir_make_tmp ("edge-energy-XXXXXX", NULL);
-      gchar *file = g_build_filename (dir, "pinwheel.webm", NULL);
-      gchar *uri = gst_filename_to_uri (file, NULL);
-      gchar *desc = g_strdup_printf ("videotestsrc pattern=pinwheel "
-          "num-buffers=8 ! video/x-raw,width=96,height=64,framerate=25/1 ! "
-          "vp8enc ! webmmux ! filesink location=\"%s\"", file);
-      GstElement *p = gst_parse_launch (desc, &error);
-      GstBus *bus = gst_element_get_bus (p);
-      GstMessage *msg;
-      gst_element_set_state (p, GST_STATE_PLAYING);
-      msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-          GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-      check (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
-          "wrote a test video file");
-      if (msg)
-        gst_message_unref (msg);
-      gst_element_set_state (p, GST_STATE_NULL);
-      gst_object_unref (bus);
-      gst_object_unref (p);
-      {
-        const gchar *args[] = { file, NULL };
-        gchar *src = g_strdup_printf ("uridecodebin uri=\"%s\"", uri);
-        compare ("video file", args, src, 0.5);
-        g_free (src);
-      }
-      g_unlink (file);
-      g_rmdir (dir);
-      g_free (desc);
-      g_free (uri);
-      g_free (file);
-      g_free (dir);
-    } else {
-      g_print ("skip: no vp8enc/webmmux to write a test video\n");
-    }
-    if (enc)
-      gst_object_unref (gst_object_ref_sink (enc));
-    if (mux)
-      gst_object_unref (gst_object_ref_sink (mux));
+    const gchar *vp8[] = { "vp8enc", "webmmux", NULL };
+    file_cases ("vp8", vp8, "video/x-vp8", "pinwheel.webm", "pinwheel",
+        "vp8enc ! webmmux");
+  }
+  {
+    const gchar *x264[] = { "x264enc", "h264parse", "mp4mux", NULL };
+    const gchar *openh264[] = { "openh264enc", "h264parse", "mp4mux", NULL };
+    if (have_elements (x264))
+      file_cases ("h264", x264, "video/x-h264", "smpte.mp4", "smpte",
+          "x264enc ! h264parse ! mp4mux");
+    else
+      file_cases ("h264", openh264, "video/x-h264", "smpte.mp4", "smpte",
+          "openh264enc ! h264parse ! mp4mux");
   }
 
   /* Bad arguments are refused. */
@@ -320,6 +451,27 @@ main (int argc, char **argv)
     gboolean ran = run_program (args, &out, &err, &status);
     check (ran && status == 2 && strstr (err, "--backend"),
         "--backend=gpu is refused (status %d)", status);
+    g_free (out);
+    g_free (err);
+  }
+  {
+    const gchar *args[] = { "--path=gpu-please", NULL };
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    gboolean ran = run_program (args, &out, &err, &status);
+    check (ran && status == 2 && strstr (err, "--path"),
+        "--path=gpu-please is refused (status %d)", status);
+    g_free (out);
+    g_free (err);
+  }
+  {
+    /* the test source gives system memory: no gpu path */
+    const gchar *args[] = { "--path=gpu", "--frames=2", NULL };
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    gboolean ran = run_program (args, &out, &err, &status);
+    check (ran && status == 2 && strstr (err, "--path=gpu"),
+        "--path=gpu without a file is refused (status %d)", status);
     g_free (out);
     g_free (err);
   }

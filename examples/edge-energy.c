@@ -1,20 +1,52 @@
 /* edge-energy: per-frame edge statistics of a video, for archive analysis.
  *
- *   edge-energy [--backend=auto|cuda|cpu] [--threshold=T] FILE-OR-URI
+ *   edge-energy [--backend=auto|cuda|cpu] [--path=auto|gpu|host]
+ *               [--threshold=T] FILE-OR-URI
  *   edge-energy [--frames=N] [--width=W] [--height=H] [--pattern=NAME]
  *
- * Without a file it reads N frames of videotestsrc. The video is converted to
- * GRAY8 and goes through two gpuconvolve elements in one pipeline: a Sobel
- * derivative in x, set as a custom 3x3 kernel, and one in y, set with
- * filter=sobel-y. Each turns GRAY8 into GRAY32F (because its output caps ask
- * for GRAY32F), so the derivatives come out as floats of intensity in 0..1
- * units (a full black-to-white step gives 4). Two appsinks receive them.
+ * Without a file it reads N frames of videotestsrc. The video goes through
+ * two gpuconvolve elements in one pipeline: a Sobel derivative in x, set as a
+ * custom 3x3 kernel, and one in y, set with filter=sobel-y. Each gives
+ * GRAY32F (because its output caps ask for GRAY32F), so the derivatives come
+ * out as floats of intensity in 0..1 units (a full black-to-white step gives
+ * 4). Two appsinks receive them.
+ *
+ * A file is read through uridecodebin, and the decoded video reaches the two
+ * elements by one of two paths, chosen by the caps of the decoded pad:
+ *
+ *   gpu   the decoder gives CUDA memory (nvcodec's nvh264dec and the other
+ *         NVDEC decoders) and gpuconvolve takes it: the NV12 frames go
+ *         straight into both elements, which filter the luma plane on the
+ *         GPU and give it as GRAY32F. Nothing is converted on the CPU, and
+ *         only the two float images cross PCIe.
+ *   host  any other decoder (or --backend=cpu, or --path=host): videoconvert
+ *         makes GRAY8 on the CPU, as for the test source (after
+ *         cudadownload where the decoder gave CUDA memory all the same).
+ *
+ * To get CUDA memory from the start, the program answers the NVDEC decoder's
+ * caps and context queries inside uridecodebin with what the two gpuconvolve
+ * elements accept (as playbin does for its sinks), and ranks NVDEC decoders
+ * above the software ones. The path that ran goes to stderr:
+ *   edge-energy: path: gpu (nvh264dec -> gpuconvolve, CUDA memory)
+ *   edge-energy: path: host (videoconvert -> GRAY8)
+ *   edge-energy: path: host (cudadownload -> videoconvert -> GRAY8)
+ *
+ * The two paths see slightly different grey images. The gpu path filters
+ * the luma plane as the stream codes it, v / 255 (limited range: black 16,
+ * white 235). The host path filters videoconvert's GRAY8, which follows the
+ * stream's colorimetry: for a BT.601 stream it is the same luma plane, so the
+ * CSV agrees to float rounding; for a BT.709 stream (most HD video)
+ * videoconvert recomputes grey from R'G'B' with other weights and stretches
+ * it towards full range (black 0, white about 253), so the host path's
+ * derivatives come out up to about 1.16 times larger (energy 1.2 to 1.35
+ * times; 1.23 to 1.26 on SMPTE colour bars at 1080p) and differ more where
+ * the picture is coloured. Compare runs of one path only.
  *
  * For every frame it prints one CSV line, frame,pts,energy,fraction:
  *   pts       presentation time in seconds (empty when the buffer has none)
  *   energy    mean over the frame of gx^2 + gy^2
  *   fraction  share of pixels where sqrt(gx^2 + gy^2) > threshold
- * The backend and algorithm that ran go to stderr.
+ * The path, the backend and the algorithm that ran go to stderr.
  */
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
@@ -26,33 +58,246 @@
 
 #define DEFAULT_THRESHOLD 0.5
 
+#define CUDA_FEATURE "memory:CUDAMemory"
+
+typedef enum
+{
+  PATH_AUTO,
+  PATH_GPU,
+  PATH_HOST,
+} PathChoice;
+
 typedef struct
 {
   GstElement *pipeline;
-  GstElement *convert;          /* where the decoded video goes in */
+  GstPad *tee_sink;             /* where the video goes in: the tee before the
+                                 * two gpuconvolve elements */
+  PathChoice choice;
+  gboolean gpu_possible;        /* gpuconvolve may take CUDA memory */
+  GRecMutex lock;               /* guards what follows */
   gboolean linked;
+  gchar *decoder;               /* factory of the video decoder, or NULL */
+  gchar *path;                  /* the path linked, for stderr */
+  gchar *link_error;            /* why the decoded video was not linked */
 } App;
 
-/* uridecodebin: link its first video pad to videoconvert. */
+static GstElement *make (const gchar * factory, const gchar * name);
+static GstElement *make_caps_filter (const gchar * caps_str);
+
+/* Whether any structure of `caps` has the CUDA memory feature. */
+static gboolean
+caps_have_cuda (const GstCaps * caps)
+{
+  for (guint i = 0; caps && i < gst_caps_get_size (caps); i++) {
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    if (f && !gst_caps_features_is_any (f)
+        && gst_caps_features_contains (f, CUDA_FEATURE))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* Whether a pad template of `factory` in `direction` offers CUDA memory. */
+static gboolean
+factory_has_cuda (GstElementFactory * factory, GstPadDirection direction)
+{
+  const GList *l = gst_element_factory_get_static_pad_templates (factory);
+  gboolean found = FALSE;
+
+  for (; l && !found; l = l->next) {
+    GstStaticPadTemplate *t = l->data;
+    GstCaps *caps;
+    if (t->direction != direction)
+      continue;
+    caps = gst_static_pad_template_get_caps (t);
+    found = caps_have_cuda (caps);
+    gst_caps_unref (caps);
+  }
+  return found;
+}
+
+/* Video decoders that give CUDA memory (nvcodec's NVDEC decoders) are
+ * ranked above the others for this process, so that uridecodebin takes
+ * nvh264dec rather than a software H.264 decoder of the same rank. */
+static void
+prefer_cuda_decoders (void)
+{
+  GList *list = gst_element_factory_list_get_elements
+      (GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO,
+      GST_RANK_MARGINAL);
+
+  for (GList * l = list; l; l = l->next) {
+    GstPluginFeature *f = l->data;
+    if (factory_has_cuda (GST_ELEMENT_FACTORY (f), GST_PAD_SRC))
+      gst_plugin_feature_set_rank (f, gst_plugin_feature_get_rank (f)
+          + GST_RANK_PRIMARY);
+  }
+  gst_plugin_feature_list_free (list);
+}
+
+/* uridecodebin asks the application the queries of its elements before it
+ * exposes their pads (the signal "autoplug-query"). An NVDEC decoder decides
+ * between CUDA and system memory by the caps downstream allows when it
+ * first negotiates, which is before the pad is exposed: answer with what the
+ * two gpuconvolve elements take in CUDA memory, plus any system memory video
+ * (which the host path converts), and let its context query find the CUDA
+ * context of the gpuconvolve elements. Other elements get the default. */
+static gboolean
+on_autoplug_query (GstElement * bin, GstPad * pad, GstElement * element,
+    GstQuery * query, App * app)
+{
+  GstElementFactory *factory = gst_element_get_factory (element);
+  GstCaps *filter = NULL, *ours, *result;
+
+  if (!app->gpu_possible || !factory
+      || !factory_has_cuda (factory, GST_PAD_SRC))
+    return FALSE;
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:
+      gst_query_parse_caps (query, &filter);
+      ours = gst_pad_query_caps (app->tee_sink, filter);
+      result = gst_caps_new_empty ();
+      for (guint i = 0; i < gst_caps_get_size (ours); i++) {
+        GstCapsFeatures *f = gst_caps_get_features (ours, i);
+        if (f && !gst_caps_features_is_any (f)
+            && gst_caps_features_contains (f, CUDA_FEATURE))
+          result = gst_caps_merge_structure_full (result,
+              gst_structure_copy (gst_caps_get_structure (ours, i)),
+              gst_caps_features_copy (f));
+      }
+      gst_caps_unref (ours);
+      ours = gst_caps_new_empty_simple ("video/x-raw");
+      if (filter) {
+        GstCaps *tmp = gst_caps_intersect_full (filter, ours,
+            GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref (ours);
+        ours = tmp;
+      }
+      result = gst_caps_merge (result, ours);
+      gst_query_set_caps_result (query, result);
+      gst_caps_unref (result);
+      return TRUE;
+    case GST_QUERY_CONTEXT:
+      return gst_pad_query (app->tee_sink, query);
+    default:
+      return FALSE;
+  }
+}
+
+/* Remembers the video decoder that uridecodebin plugs, for the report. */
+static void
+on_deep_element_added (GstBin * bin, GstBin * sub_bin, GstElement * element,
+    App * app)
+{
+  GstElementFactory *factory = gst_element_get_factory (element);
+  const gchar *klass;
+
+  if (!factory)
+    return;
+  klass = gst_element_factory_get_metadata (factory,
+      GST_ELEMENT_METADATA_KLASS);
+  if (klass && strstr (klass, "Decoder") && strstr (klass, "Video")) {
+    g_rec_mutex_lock (&app->lock);
+    g_free (app->decoder);
+    app->decoder = g_strdup (GST_OBJECT_NAME (factory));
+    g_rec_mutex_unlock (&app->lock);
+  }
+}
+
+/* Adds `factories` (NULL-terminated) between `pad` and the tee, or fails
+ * with app->link_error. */
+static gboolean
+link_through (App * app, GstPad * pad, const gchar * const *factories)
+{
+  GstElement *first = NULL, *prev = NULL;
+  GstPad *other;
+  gboolean ok;
+
+  for (; *factories; factories++) {
+    GstElement *e = g_str_has_prefix (*factories, "video/") ?
+        make_caps_filter (*factories) : make (*factories, NULL);
+    if (!e) {
+      app->link_error = g_strdup_printf ("element %s is missing", *factories);
+      return FALSE;
+    }
+    gst_bin_add (GST_BIN (app->pipeline), e);
+    gst_element_sync_state_with_parent (e);
+    if (prev && !gst_element_link (prev, e)) {
+      app->link_error = g_strdup_printf ("could not link %s",
+          GST_OBJECT_NAME (e));
+      return FALSE;
+    }
+    if (!first)
+      first = e;
+    prev = e;
+  }
+  other = gst_element_get_static_pad (prev, "src");
+  ok = gst_pad_link (other, app->tee_sink) == GST_PAD_LINK_OK;
+  gst_object_unref (other);
+  if (!ok) {
+    app->link_error = g_strdup ("could not link the GRAY8 video to the tee");
+    return FALSE;
+  }
+  other = gst_element_get_static_pad (first, "sink");
+  ok = gst_pad_link (pad, other) == GST_PAD_LINK_OK;
+  gst_object_unref (other);
+  if (!ok)
+    app->link_error = g_strdup_printf ("could not link the decoded video "
+        "to %s", GST_OBJECT_NAME (first));
+  return ok;
+}
+
+/* uridecodebin: link its first video pad, straight to the two gpuconvolve
+ * elements when it gives CUDA memory they take, else through videoconvert
+ * to GRAY8 (downloaded first when it is CUDA memory). */
 static void
 on_pad_added (GstElement * decodebin, GstPad * pad, App * app)
 {
   GstCaps *caps = gst_pad_get_current_caps (pad);
-  const GstStructure *s;
-  GstPad *sink;
+  gboolean cuda;
+  const gchar *decoder;
 
   if (!caps)
     caps = gst_pad_query_caps (pad, NULL);
-  s = gst_caps_get_structure (caps, 0);
-  if (!app->linked && g_str_has_prefix (gst_structure_get_name (s),
-          "video/x-raw")) {
-    sink = gst_element_get_static_pad (app->convert, "sink");
-    if (gst_pad_link (pad, sink) == GST_PAD_LINK_OK)
+  g_rec_mutex_lock (&app->lock);
+  if (app->linked || app->link_error || gst_caps_is_empty (caps)
+      || !g_str_has_prefix (gst_structure_get_name (gst_caps_get_structure
+              (caps, 0)), "video/x-raw"))
+    goto done;
+  cuda = caps_have_cuda (caps);
+  decoder = app->decoder ? app->decoder : "decoder";
+  if (cuda && app->gpu_possible && app->choice != PATH_HOST
+      && gst_pad_query_accept_caps (app->tee_sink, caps)) {
+    if (gst_pad_link (pad, app->tee_sink) == GST_PAD_LINK_OK) {
       app->linked = TRUE;
-    else
-      g_printerr ("edge-energy: could not link the decoded video\n");
-    gst_object_unref (sink);
+      app->path = g_strdup_printf ("gpu (%s -> gpuconvolve, CUDA memory)",
+          decoder);
+    } else {
+      app->link_error = g_strdup ("could not link the decoded CUDA memory "
+          "to gpuconvolve");
+    }
+  } else if (app->choice == PATH_GPU) {
+    app->link_error = g_strdup_printf ("--path=gpu: %s", !cuda ?
+        "the decoder gives no CUDA memory (no NVDEC decoder for this stream)"
+        : "gpuconvolve does not take the decoder's CUDA memory format");
+  } else if (cuda) {
+    static const gchar *const chain[] = { "cudadownload", "videoconvert",
+      "video/x-raw, format=GRAY8", NULL
+    };
+    app->linked = link_through (app, pad, chain);
+    app->path = g_strdup ("host (cudadownload -> videoconvert -> GRAY8)");
+  } else {
+    static const gchar *const chain[] = { "videoconvert",
+      "video/x-raw, format=GRAY8", NULL
+    };
+    app->linked = link_through (app, pad, chain);
+    app->path = g_strdup ("host (videoconvert -> GRAY8)");
   }
+  if (app->link_error)
+    GST_ELEMENT_ERROR (app->pipeline, CORE, NEGOTIATION,
+        ("%s", app->link_error), (NULL));
+done:
+  g_rec_mutex_unlock (&app->lock);
   gst_caps_unref (caps);
 }
 
@@ -219,12 +464,16 @@ float_frame_get (const FloatFrame * f, gint x, gint y)
 int
 main (int argc, char **argv)
 {
-  gchar *backend = NULL, *pattern = NULL;
+  gchar *backend = NULL, *pattern = NULL, *path = NULL;
   gdouble threshold = DEFAULT_THRESHOLD;
   gint frames = 60, width = 320, height = 240;
   GOptionEntry entries[] = {
     {"backend", 'b', 0, G_OPTION_ARG_STRING, &backend,
         "Where gpuconvolve filters: auto (default), cuda or cpu", "NAME"},
+    {"path", 'p', 0, G_OPTION_ARG_STRING, &path,
+          "How decoded video reaches gpuconvolve: auto (default: CUDA memory "
+          "straight from an NVDEC decoder where there is one), gpu (that or "
+          "an error) or host (videoconvert to GRAY8)", "NAME"},
     {"threshold", 't', 0, G_OPTION_ARG_DOUBLE, &threshold,
           "Gradient magnitude above which an edge is strong (intensity "
           "0..1 units; default 0.5)", "T"},
@@ -246,7 +495,7 @@ main (int argc, char **argv)
   GOptionContext *ctx;
   GError *error = NULL;
   App app = { 0 };
-  GstElement *src, *gray, *tee, *qx, *qy, *gx, *gy, *fx, *fy, *sx, *sy;
+  GstElement *src, *tee, *qx, *qy, *gx, *gy, *fx, *fy, *sx, *sy;
   GstBus *bus;
   GstMessage *msg;
   gchar *algo_x = NULL, *algo_y = NULL;
@@ -270,24 +519,59 @@ main (int argc, char **argv)
     g_printerr ("edge-energy: --backend must be auto, cuda or cpu\n");
     return 2;
   }
+  if (!path)
+    path = g_strdup ("auto");
+  if (g_str_equal (path, "auto"))
+    app.choice = PATH_AUTO;
+  else if (g_str_equal (path, "gpu"))
+    app.choice = PATH_GPU;
+  else if (g_str_equal (path, "host"))
+    app.choice = PATH_HOST;
+  else {
+    g_printerr ("edge-energy: --path must be auto, gpu or host\n");
+    return 2;
+  }
   if (argc > 2 || frames < 1 || width < 1 || height < 1 || !(threshold >= 0)) {
     g_printerr ("edge-energy: bad arguments; see --help\n");
     return 2;
   }
+  if (app.choice == PATH_GPU && argc != 2) {
+    g_printerr ("edge-energy: --path=gpu needs a file: the test source gives "
+        "system memory\n");
+    return 2;
+  }
 
+  g_rec_mutex_init (&app.lock);
   app.pipeline = gst_pipeline_new ("edge-energy");
-  app.convert = make ("videoconvert", NULL);
-  gray = make_caps_filter ("video/x-raw, format=GRAY8");
+  g_signal_connect (app.pipeline, "deep-element-added",
+      G_CALLBACK (on_deep_element_added), &app);
   tee = make ("tee", NULL);
   qx = make ("queue", NULL);
   qy = make ("queue", NULL);
   gx = make ("gpuconvolve", "sobel-x");
   gy = make ("gpuconvolve", "sobel-y");
-  /* GRAY32F out: each gpuconvolve converts GRAY8 to float (v / 255). */
+  /* GRAY32F out: each gpuconvolve converts GRAY8, or the luma plane of
+   * NV12 or I420, to float (v / 255). */
   fx = make_caps_filter ("video/x-raw, format=GRAY32F");
   fy = make_caps_filter ("video/x-raw, format=GRAY32F");
   sx = make ("appsink", "gx");
   sy = make ("appsink", "gy");
+  if (!tee || !qx || !qy || !gx || !gy || !fx || !fy || !sx || !sy)
+    return 1;
+  app.tee_sink = gst_element_get_static_pad (tee, "sink");
+  /* CUDA memory straight into gpuconvolve: where this gpuconvolve takes it
+   * (a build with GStreamer's CUDA library) and may filter on CUDA */
+  {
+    GstElementFactory *f = gst_element_get_factory (gx);
+    app.gpu_possible = app.choice != PATH_HOST
+        && !g_str_equal (backend, "cpu") && factory_has_cuda (f, GST_PAD_SINK);
+  }
+  if (app.choice == PATH_GPU && !app.gpu_possible) {
+    g_printerr ("edge-energy: --path=gpu: %s\n", g_str_equal (backend, "cpu")
+        ? "--backend=cpu filters on the CPU" : "this gpuconvolve takes no "
+        "CUDA memory (built without GStreamer's CUDA library)");
+    return 2;
+  }
   if (argc == 2) {
     gchar *uri = gst_uri_is_valid (argv[1]) ? g_strdup (argv[1])
         : gst_filename_to_uri (argv[1], &error);
@@ -299,6 +583,11 @@ main (int argc, char **argv)
     if (src) {
       g_object_set (src, "uri", uri, NULL);
       g_signal_connect (src, "pad-added", G_CALLBACK (on_pad_added), &app);
+      if (app.gpu_possible) {
+        prefer_cuda_decoders ();
+        g_signal_connect (src, "autoplug-query",
+            G_CALLBACK (on_autoplug_query), &app);
+      }
     }
     g_free (uri);
   } else {
@@ -319,7 +608,7 @@ main (int argc, char **argv)
       src = size;               /* what feeds videoconvert */
     }
   }
-  if (!src || !app.convert || !tee || !qx || !qy || !gx || !gy || !sx || !sy)
+  if (!src)
     return 1;
 
   /* d/dx as a custom kernel: sizes first, then the coefficients. */
@@ -336,17 +625,28 @@ main (int argc, char **argv)
   g_object_set (sx, "sync", FALSE, "max-buffers", 4, NULL);
   g_object_set (sy, "sync", FALSE, "max-buffers", 4, NULL);
 
-  gst_bin_add_many (GST_BIN (app.pipeline), app.convert, gray, tee, qx, gx,
-      fx, sx, qy, gy, fy, sy, NULL);
-  if (argc == 2)
-    gst_bin_add (GST_BIN (app.pipeline), src);
-  else if (!gst_element_link (src, app.convert))
-    return 1;
-  if (!gst_element_link_many (app.convert, gray, tee, NULL)
-      || !gst_element_link_many (tee, qx, gx, fx, sx, NULL)
+  gst_bin_add_many (GST_BIN (app.pipeline), tee, qx, gx, fx, sx, qy, gy, fy,
+      sy, NULL);
+  if (!gst_element_link_many (tee, qx, gx, fx, sx, NULL)
       || !gst_element_link_many (tee, qy, gy, fy, sy, NULL)) {
     g_printerr ("edge-energy: could not link the pipeline\n");
     return 1;
+  }
+  if (argc == 2) {
+    /* the decoded video is linked when uridecodebin exposes it */
+    gst_bin_add (GST_BIN (app.pipeline), src);
+  } else {
+    GstElement *convert = make ("videoconvert", NULL);
+    GstElement *gray = make_caps_filter ("video/x-raw, format=GRAY8");
+    if (!convert)
+      return 1;
+    gst_bin_add_many (GST_BIN (app.pipeline), convert, gray, NULL);
+    if (!gst_element_link_many (src, convert, gray, tee, NULL)) {
+      g_printerr ("edge-energy: could not link the pipeline\n");
+      return 1;
+    }
+    app.linked = TRUE;
+    app.path = g_strdup ("host (videoconvert -> GRAY8)");
   }
 
   /* Preroll, then report what runs. */
@@ -364,6 +664,12 @@ main (int argc, char **argv)
       break;
   }
   if (!failed) {
+    g_rec_mutex_lock (&app.lock);
+    if (app.decoder)
+      g_printerr ("edge-energy: decoder: %s\n", app.decoder);
+    g_printerr ("edge-energy: path: %s\n",
+        app.path ? app.path : "(no video linked)");
+    g_rec_mutex_unlock (&app.lock);
     g_object_get (gx, "active-algorithm", &algo_x, NULL);
     g_object_get (gy, "active-algorithm", &algo_y, NULL);
     g_printerr ("edge-energy: sobel-x: %s\nedge-energy: sobel-y: %s\n",
@@ -434,7 +740,13 @@ main (int argc, char **argv)
 
   gst_element_set_state (app.pipeline, GST_STATE_NULL);
   gst_object_unref (bus);
+  gst_object_unref (app.tee_sink);
   gst_object_unref (app.pipeline);
+  g_rec_mutex_clear (&app.lock);
+  g_free (app.decoder);
+  g_free (app.path);
+  g_free (app.link_error);
+  g_free (path);
   g_free (algo_x);
   g_free (algo_y);
   g_free (backend);

@@ -13,8 +13,8 @@
 #   scripts/gpu-host.sh [-b BUILD] [-o OUT] STEP...
 #
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
-# tune, check-dispatch, soak. Logs go to OUT (default out/gpu); the exit code
-# is non-zero when a step failed.
+# pipelines-gpu, tune, check-dispatch, soak. Logs go to OUT (default
+# out/gpu); the exit code is non-zero when a step failed.
 set -uo pipefail
 
 build=build-gpu
@@ -140,6 +140,14 @@ step_element_bench() {
 step_pipelines() {
   run pipelines 400 bench/pipelines.sh 300 120
   cat "$out/pipelines.log"
+}
+
+# H.264 decoded by nvh264dec into gpuconvolve, in CUDA memory and through
+# the host, against the decoder alone (clips made with x264enc, kept in
+# $TMPDIR/gpuconvolve-clips)
+step_pipelines_gpu() {
+  run pipelines-gpu 480 bench/pipelines-gpu.sh 1000 400
+  cat "$out/pipelines-gpu.log"
 }
 
 step_tune() {
