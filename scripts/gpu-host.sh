@@ -105,6 +105,13 @@ step_sanitize() {
     jobs+=("$tool auto test-inflight")
   done
   jobs+=("initcheck auto test-compute" "synccheck auto test-compute")
+  # NV12/I420 planes and CUDA memory in and out (nvcodec's elements)
+  jobs+=("memcheck auto test-planar" "memcheck tiled test-planar"
+    "memcheck auto test-cuda-memory")
+  # SANITIZE_JOBS="tool family program;..." runs those alone
+  if [ -n "${SANITIZE_JOBS:-}" ]; then
+    IFS=';' read -r -a jobs <<<"$SANITIZE_JOBS"
+  fi
   for j in "${jobs[@]}"; do
     set -- $j
     (
