@@ -878,67 +878,34 @@ gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
 
 /* --- GstBaseTransform ---------------------------------------------------- */
 
-/* The CUDA context shared with the pipeline's other CUDA elements, so that
- * their memory is ours to read and write: theirs (or the application's)
- * where they have one, else one this process's elements share, offered to
- * them. None on the CPU backend or without GStreamer's CUDA library. */
-static void
-ensure_cuda_context (GstGpuConvolve * self)
-{
-  GcvBackendKind backend;
-  gint device_id;
-  GcvEngine *probe;
-
-  GST_OBJECT_LOCK (self);
-  backend = self->backend;
-  device_id = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  if (self->cuda_context || backend == GCV_BACKEND_CPU
-      || !gst_gpu_convolve_cuda_supported ()
-      || !gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL))
-    return;
-  /* set_context() fills self->cuda_context from inside this call when a
-   * neighbour or the application has one */
-  if (gst_gpu_convolve_cuda_find_context (GST_ELEMENT (self), device_id,
-          &self->cuda_context))
-    return;
-  /* the engine finds the device cuda-device-id means */
-  probe = gcv_engine_new (GCV_BACKEND_CUDA, device_id, NULL);
-  if (probe) {
-    self->cuda_context = gst_gpu_convolve_cuda_share_context (GST_ELEMENT
-        (self), gcv_engine_get_device (probe));
-    gcv_engine_free (probe);
-  }
-}
-
-/* A CUDA engine, in the shared context where there is one. */
+/* A CUDA engine in the context shared with the pipeline's other CUDA
+ * elements, so that their memory is ours to read and write: theirs (or the
+ * application's) where they have one, else the one this process's
+ * elements share, offered to them. Without GStreamer's CUDA library, in
+ * the device's own primary context. */
 static GcvEngine *
 cuda_engine_new (GstGpuConvolve * self, gint device_id, GError ** error)
 {
-  ensure_cuda_context (self);
-  if (!self->cuda_context)
-    return gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
+  GcvEngine *engine;
+
+  /* set_context() fills self->cuda_context from inside this call when a
+   * neighbour or the application has one */
+  if (!gst_gpu_convolve_cuda_find_context (GST_ELEMENT (self), device_id,
+          &self->cuda_context)) {
+    /* the engine finds the device cuda-device-id means */
+    engine = gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
+    if (!engine)
+      return NULL;
+    self->cuda_context = gst_gpu_convolve_cuda_share_context (GST_ELEMENT
+        (self), gcv_engine_get_device (engine));
+    if (!self->cuda_context)
+      return engine;
+    gcv_engine_free (engine);
+  }
   GST_INFO_OBJECT (self, "running in CUDA context %" GST_PTR_FORMAT,
       self->cuda_context);
   return gcv_engine_new_for_context (gst_gpu_convolve_cuda_handle
       (self->cuda_context), error);
-}
-
-/* The context is settled when going to READY, as nvcodec's elements do:
- * elements downstream go first, so a decoder upstream finds ours rather
- * than making one of its own. It stays until NULL. */
-static GstStateChangeReturn
-gst_gpu_convolve_change_state (GstElement * element, GstStateChange transition)
-{
-  GstGpuConvolve *self = GST_GPU_CONVOLVE (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_NULL_TO_READY)
-    ensure_cuda_context (self);
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
-    gst_clear_object (&self->cuda_context);
-  return ret;
 }
 
 static gboolean
@@ -1017,6 +984,8 @@ gst_gpu_convolve_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->plan, gcv_plan_free);
   g_clear_pointer (&self->engine, gcv_engine_free);
   g_clear_pointer (&self->filter, gcv_filter_free);
+  /* the engine ran in it; buffers of our pools keep their own reference */
+  gst_clear_object (&self->cuda_context);
   set_active_algorithm (self);
   return TRUE;
 }
@@ -1768,8 +1737,6 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
       "(CPU fallback)", "gpuconvolve developers");
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_gpu_convolve_set_context);
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_gpu_convolve_change_state);
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_gpu_convolve_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_gpu_convolve_stop);

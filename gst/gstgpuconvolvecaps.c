@@ -52,12 +52,19 @@ gst_gpu_convolve_info_from_caps (GstGpuConvolveInfo * info,
   return TRUE;
 }
 
+/* Appends a format unless the list has it. */
 static void
 append_string (GValue * list, const gchar * s)
 {
   GValue v = G_VALUE_INIT;
+
+  for (guint i = 0; i < gst_value_list_get_size (list); i++) {
+    const GValue *e = gst_value_list_get_value (list, i);
+    if (G_VALUE_HOLDS_STRING (e) && g_strcmp0 (g_value_get_string (e), s) == 0)
+      return;
+  }
   g_value_init (&v, G_TYPE_STRING);
-  g_value_set_static_string (&v, s);
+  g_value_set_string (&v, s);
   gst_value_list_append_value (list, &v);
   g_value_unset (&v);
 }
@@ -79,7 +86,7 @@ add_formats (GValue * out, const GValue * value, GstPadDirection direction)
   if (!G_VALUE_HOLDS_STRING (value))
     return;
   f = g_value_get_string (value);
-  gst_value_list_append_value (out, value);
+  append_string (out, f);
   if (g_strcmp0 (f, "GRAY8") == 0 || g_strcmp0 (f, "GRAY32F") == 0) {
     append_string (out, g_strcmp0 (f, "GRAY8") == 0 ? "GRAY32F" : "GRAY8");
     if (direction == GST_PAD_SRC) {
@@ -94,22 +101,24 @@ add_formats (GValue * out, const GValue * value, GstPadDirection direction)
 }
 
 /* Width, height and framerate pass through; formats as add_formats()
- * says; memory: CUDA (when with_cuda) and system memory whatever the
- * other side has, as the element copies between them. */
+ * says; memory: CUDA (when with_cuda) and system memory whatever the other
+ * side has, as the element copies between them, the memory it has first:
+ * CUDA memory in stays on the GPU, system memory in comes out in system
+ * memory unless the other side asks for CUDA memory. */
 GstCaps *
 gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
     GstCaps * filter, gboolean with_cuda)
 {
-  GstCaps *cuda = gst_caps_new_empty (), *system = gst_caps_new_empty ();
   GstCaps *res;
 
-  if (gst_caps_is_any (caps)) {
-    gst_caps_unref (cuda);
-    gst_caps_unref (system);
+  if (gst_caps_is_any (caps))
     return filter ? gst_caps_ref (filter) : gst_caps_ref (caps);
-  }
+  res = gst_caps_new_empty ();
   for (guint i = 0; i < gst_caps_get_size (caps); i++) {
     GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
+    GstCapsFeatures *features = gst_caps_get_features (caps, i);
+    gboolean cuda_first = features && gst_caps_features_contains (features,
+        GST_GPU_CONVOLVE_CUDA_FEATURE);
     const GValue *format = gst_structure_get_value (s, "format");
     if (format) {
       GValue formats = G_VALUE_INIT;
@@ -120,12 +129,15 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
           gst_value_list_get_value (&formats, 0) : &formats);
       g_value_unset (&formats);
     }
-    if (with_cuda)
-      cuda = gst_caps_merge_structure_full (cuda, gst_structure_copy (s),
+    if (with_cuda && cuda_first)
+      res = gst_caps_merge_structure_full (res, gst_structure_copy (s),
           gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
-    system = gst_caps_merge_structure_full (system, s, NULL);
+    res = gst_caps_merge_structure_full (res, gst_structure_copy (s), NULL);
+    if (with_cuda && !cuda_first)
+      res = gst_caps_merge_structure_full (res, gst_structure_copy (s),
+          gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
+    gst_structure_free (s);
   }
-  res = gst_caps_merge (cuda, system);
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full (filter, res,
         GST_CAPS_INTERSECT_FIRST);

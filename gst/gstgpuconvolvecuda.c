@@ -56,27 +56,30 @@ gst_gpu_convolve_cuda_find_context (GstElement * element, gint device_id,
 }
 
 /* The context of the process's elements that find none around them, per
- * device, while one of them holds it. It is of GStreamer's making: a
- * context wrapping the runtime's primary one (gst_cuda_context_new_wrapped)
- * lacks, in 1.22, the texture alignment its CUDA allocator pitches rows
- * with, and its pools fail. */
+ * device, made once and kept for the process: a CUDA context costs
+ * hundreds of MB of device memory and a noticeable time to make, too much
+ * for each element, or for each pipeline that comes and goes. It is of
+ * GStreamer's making: one wrapping the runtime's primary context
+ * (gst_cuda_context_new_wrapped) lacks, in 1.22, the texture alignment its
+ * CUDA allocator pitches rows with. */
 #define MAX_DEVICES 64
 static GMutex shared_lock;
-static GWeakRef shared[MAX_DEVICES];
+static GstCudaContext *shared[MAX_DEVICES];
 
 GstObject *
 gst_gpu_convolve_cuda_share_context (GstElement * element, gint device)
 {
-  GstCudaContext *ctx = NULL;
+  GstCudaContext *ctx;
   GstContext *context;
 
   if (device < 0 || device >= MAX_DEVICES
       || !gst_gpu_convolve_cuda_supported ())
     return NULL;
   g_mutex_lock (&shared_lock);
-  ctx = g_weak_ref_get (&shared[device]);
-  if (!ctx && (ctx = gst_cuda_context_new (device)))
-    g_weak_ref_set (&shared[device], ctx);
+  if (!shared[device] && (shared[device] = gst_cuda_context_new (device)))
+    /* a process-wide object by design, not a leak */
+    GST_OBJECT_FLAG_SET (shared[device], GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  ctx = shared[device] ? gst_object_ref (shared[device]) : NULL;
   g_mutex_unlock (&shared_lock);
   if (!ctx)
     return NULL;

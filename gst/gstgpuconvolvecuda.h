@@ -23,7 +23,8 @@ gboolean gst_gpu_convolve_cuda_supported (void);
 gboolean gst_gpu_convolve_cuda_find_context (GstElement * element,
     gint device_id, GstObject ** cuda_context);
 /* Where none was found: the process's context for `device`, made on
- * first use, offered to the neighbours and the application (HAVE_CONTEXT). */
+ * first use and kept, offered to the neighbours and the application
+ * (HAVE_CONTEXT). */
 GstObject *gst_gpu_convolve_cuda_share_context (GstElement * element,
     gint device);
 /* GstElement::set_context and the CONTEXT query, for `*context`. */
