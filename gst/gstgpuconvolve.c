@@ -1043,6 +1043,8 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
       && in.height == self->in_info.height) {
     self->in_info = in;
     self->out_info = out;
+    /* the memories may have changed: passthrough needs the same on both */
+    update_passthrough (self);
     return TRUE;
   }
 
