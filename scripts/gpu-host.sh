@@ -12,6 +12,9 @@
 #
 #   scripts/gpu-host.sh [-b BUILD] [-o OUT] STEP...
 #
+# JOBS bounds the parallel jobs (default: the CPU count), TESTS picks test
+# programs, TEST_LIMIT and SANITIZE_LIMIT are each job's seconds.
+#
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
 # pipelines-gpu, tune, check-dispatch, soak. Logs go to OUT (default
 # out/gpu); the exit code is non-zero when a step failed.
@@ -66,7 +69,14 @@ run() {
   return $rc
 }
 
-tests_of() { find "$build/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort; }
+# the test programs; TESTS="test-a test-b" picks some
+tests_of() {
+  if [ -n "${TESTS:-}" ]; then
+    printf "$build/tests/%s\n" $TESTS
+  else
+    find "$build/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort
+  fi
+}
 
 step_info() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
@@ -75,29 +85,52 @@ step_info() {
   ls /usr/local/cuda/lib64 | grep -E '^libnpp(c|if)\.so' | tee -a "$summary"
 }
 
-# every test program on the CUDA backend, once per family, in parallel
+# The plugin registry is scanned once, before the parallel jobs: dozens of
+# processes scanning at once (nvcodec probes the GPU while it loads) made
+# every test start take a minute.
+scan_registry() {
+  [ -n "${registry_ready:-}" ] && return
+  gst-inspect-1.0 gpuconvolve >"$out/registry-scan.log" 2>&1 \
+    || note "FAIL registry scan (see registry-scan.log)"
+  export GST_REGISTRY_UPDATE=no
+  registry_ready=1
+}
+
+# at most JOBS (default: the CPU count) jobs at once
+max_jobs=${JOBS:-$(nproc)}
+throttle() {
+  while [ "$(jobs -pr | wc -l)" -ge "$max_jobs" ]; do wait -n; done
+}
+
+# every test program on the CUDA backend, once per family
 step_tests() {
-  local pids=() names=()
+  scan_registry
   for t in $(tests_of); do
     for f in $families; do
+      throttle
       name=tests-$(basename "$t")-$f
       (
         export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$f
         case $t in *test-stream) export GST_TRACERS=leaks ;; esac
-        export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$f.bin
-        run "$name" 600 "$t"
+        run "$name" "${TEST_LIMIT:-600}" "$t"
       ) &
-      pids+=($!)
     done
   done
-  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  wait_all
+}
+
+# waits for every job; any failure shows in the summary and the status
+wait_all() {
+  local p
+  for p in $(jobs -pr); do wait "$p"; done
+  grep -q "^FAIL" "$summary" && status=1
 }
 
 # compute-sanitizer over the computing tests on the CUDA backend: memcheck
 # and racecheck with every family forced, initcheck and synccheck with the
 # dispatcher's choice
 step_sanitize() {
-  local pids=() jobs=()
+  local jobs=()
   for f in auto tiled register separable fft direct; do
     jobs+=("memcheck $f test-compute" "racecheck $f test-compute")
   done
@@ -112,18 +145,19 @@ step_sanitize() {
   if [ -n "${SANITIZE_JOBS:-}" ]; then
     IFS=';' read -r -a jobs <<<"$SANITIZE_JOBS"
   fi
+  scan_registry
   for j in "${jobs[@]}"; do
     set -- $j
+    throttle
     (
       export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$2
       export CK_TIMEOUT_MULTIPLIER=10     # instrumented kernels are slow
-      export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$1-$2-$3.bin
-      run "sanitize-$1-$2-$3" 480 compute-sanitizer --tool "$1" \
-          --error-exitcode 3 --target-processes all "$build/tests/$3"
+      run "sanitize-$1-$2-$3" "${SANITIZE_LIMIT:-480}" compute-sanitizer \
+          --tool "$1" --error-exitcode 3 --target-processes all \
+          "$build/tests/$3"
     ) &
-    pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  wait_all
   grep -H "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitize-*.log \
       | sed 's|.*/||' | tee -a "$summary"
 }
