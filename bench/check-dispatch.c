@@ -19,12 +19,12 @@
 #define DEFAULT_FORMATS "GRAY32F,RGBA"
 #define DEFAULT_SIZES "1280x720,2560x1440,3840x2160"
 #define DEFAULT_KERNELS "4x4,6x6,10x10,14x14,19x19,23x23,27x27,35x35,51x51," \
-  "2x7,12x5"
+  "2x7,12x5,3x3,1x31,31x1"
 #define QUICK_SIZES "1280x720"
 #define QUICK_KERNELS "4x4,19x19,2x7"
 
 #define TABLE_BOUND 1.10
-#define HEURISTIC_BOUND 1.25
+#define HEURISTIC_BOUND 1.20
 
 /* One pick at one point. */
 typedef struct {

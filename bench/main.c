@@ -78,7 +78,7 @@ static const GOptionEntry entries[] = {
       "Seed of the random frames and kernels (default 1)", "N"},
   {"check-dispatch", 0, 0, G_OPTION_ARG_NONE, &opt_check_dispatch,
       "Only check the dispatcher: at sizes between the tuned ones, its pick "
-      "with the tuning table (within 10%) and without (within 25%) against "
+      "with the tuning table (within 10%) and without (within 20%) against "
       "the best measured variant; --formats, --kernels, --forms, --quick "
       "apply", NULL},
   {"tuning-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_tuning_file,

@@ -52,13 +52,13 @@ sweep_candidates_usable (GString * rejected)
   return (const char *const *) usable->pdata;
 }
 
-/* docs/properties.md: with separable=auto a rank-1 kernel takes a separable
- * path, so the dispatcher chooses among separable variants there and among
- * the others elsewhere; the sweep measures what it may choose. */
+/* SPEC section 4: with separable=auto the separable paths of a rank-1
+ * kernel join the 2D ones and the fastest wins; other kernels have the 2D
+ * paths only. The sweep measures what the dispatcher may choose. */
 gboolean
 sweep_family_allowed (const GcvVariant * v, const GcvDispatchKey * key)
 {
-  return !key->separable == !(v->family == GCV_FAMILY_SEPARABLE);
+  return key->separable || v->family != GCV_FAMILY_SEPARABLE;
 }
 
 gboolean

@@ -538,6 +538,8 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   }
   l->taps_in_memory = c->kw * c->kh > GCV_CUDA_PARAM_TAPS;
   l->adaptive_rows = gcv_cuda_tiled_choose (c, dev, &cp->tiled_smem);
+  if (c->kw == 1 && l->adaptive_rows == 0)
+    l->adaptive_rows = 1;       /* the column pass needs no tile */
   l->register_fits = gcv_cuda_register_supports (c);
 }
 
@@ -583,6 +585,16 @@ ensure_fft (CudaPlan * cp, const GcvPlan * plan, const GcvCudaConv * c,
   return TRUE;
 }
 
+/* A kernel one tap wide runs as one pass down the columns (column.cu) in
+ * the tiled and the separable family: their tiles and row passes would only
+ * add memory traffic to a filter that is a copy with a few taps. */
+static gboolean
+column_pass (const GcvFilter * f, const GcvVariant * v)
+{
+  return f->kw == 1 && (v->family == GCV_FAMILY_TILED
+      || v->family == GCV_FAMILY_SEPARABLE);
+}
+
 /* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
  * families report, makes the FFT set-up a choice of FFT needs, and writes
  * the description. */
@@ -592,8 +604,9 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   const GcvFilter *f = plan->filter;
   CudaEngine *e = cp->engine;
   GcvCudaConv c = conv_args (cp, plan, &cp->slots[0]);
-  GcvDispatchKey key = { plan->geometry.in_format, f->kw, f->kh,
-    f->use_separable, plan->geometry.width, plan->geometry.height, FALSE
+  GcvDispatchKey key = {.format = plan->geometry.in_format,.kw = f->kw,
+    .kh = f->kh,.separable = f->use_separable,.width = plan->geometry.width,
+    .height = plan->geometry.height,.separable_only = f->separable_only
   };
   GcvFamilyLimits limits;
   GcvVariant forced;
@@ -623,7 +636,9 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   }
 
   name = gcv_variant_to_string (v);
-  if (v->family == GCV_FAMILY_TILED) {
+  if (column_pass (f, v)) {
+    params = g_strdup ("column pass");
+  } else if (v->family == GCV_FAMILY_TILED) {
     params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
         "unrolled");
   } else if (v->family == GCV_FAMILY_FFT) {
@@ -821,6 +836,8 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
               c.width, c.height, f->kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
+  if (column_pass (f, v))
+    return CHECK (gcv_cuda_column (&c), OP_LAUNCH);
   switch (v->family) {
     case GCV_FAMILY_TILED:
       if (!v->adaptive)

@@ -136,14 +136,39 @@ gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
   return fft < direct;
 }
 
+/* Whether a rank-1 kernel runs faster as separable passes than as a 2D
+ * kernel, as the full H200 tuning table (all families at every rank-1 point)
+ * says: one tap wide, the column pass (either family runs it); one tap
+ * tall, tiled's kernels unrolled for the width. One channel: square kernels
+ * from 5x5 (the fused kernel), and so widths with no unrolled tiled kernel
+ * (12x5: 1.5 times faster in two passes); others from 9 taps each way (7x9
+ * and 3x15 ran faster tiled). The RGBA family: from 4 taps each way, but
+ * 5x5, where the fused kernel lost to the register cache and tiled. */
+static gboolean
+separable_pays (const GcvDispatchKey * key)
+{
+  guint least = MIN (key->kw, key->kh);
+
+  if (key->kw == 1)
+    return TRUE;
+  if (key->kh == 1)
+    return FALSE;
+  if (gcv_format_channels (key->format) == 4)
+    return least >= 4 && !(key->kw == 5 && key->kh == 5);
+  return least >= (key->kw == key->kh || !key->unrolled ? 5u : 9u);
+}
+
 void
 gcv_dispatch_heuristic (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, GcvVariant * v)
 {
   memset (v, 0, sizeof (*v));
-  if (key->separable) {
+  if (key->separable && (key->separable_only || separable_pays (key))) {
     v->family = GCV_FAMILY_SEPARABLE;
     v->rows = 4;                /* fused where an instance fits */
+  } else if (key->kw == 1) {
+    /* tiled runs a kernel one tap wide as one pass down the columns */
+    v->family = GCV_FAMILY_TILED;
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
     /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_FAMILY_FFT;
@@ -251,12 +276,12 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     row = table ? gcv_tuning_table_lookup (table, &lookup) : NULL;
     /* A nearby row's unrolled tiled kernel may not exist for this width
      * (even widths, say): its adaptive stand-in is slower than what the
-     * heuristic picks with that in mind. With separable=auto, rank-1
-     * kernels take a separable variant (docs/properties.md): rows that
-     * hold another choice for them defer to the heuristic too. */
+     * heuristic picks with that in mind. With separable=auto the rows of
+     * rank-1 kernels hold whichever family ran fastest (SPEC section 4);
+     * with separable=always only a separable one will do. */
     if (row && !(row->variant.family == GCV_FAMILY_TILED
             && !row->variant.adaptive && !key.unrolled)
-        && !(key.separable
+        && !(key.separable_only
             && row->variant.family != GCV_FAMILY_SEPARABLE)) {
       *v = row->variant;
       c->source = GCV_SOURCE_TABLE;

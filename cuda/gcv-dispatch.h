@@ -31,10 +31,12 @@ typedef struct {
 typedef struct {
   GcvFormat format;             /* input format */
   guint kw, kh;
-  gboolean separable;           /* the separable path may be used */
+  gboolean separable;           /* the separable paths may be used */
   guint width, height;
   gboolean unrolled;            /* a tiled kernel unrolled for kw exists;
                                  * not part of table keys */
+  gboolean separable_only;      /* separable=always: the separable paths
+                                 * alone; not part of table keys */
 } GcvDispatchKey;
 
 /* The device, as far as choices depend on it. */

@@ -296,6 +296,7 @@ identity_filter (const GcvFilterDesc * desc)
   f->column = g_new (gfloat, 1);
   f->row[0] = f->column[0] = 1.0f;
   f->use_separable = desc->separable != GCV_SEPARABLE_NEVER;
+  f->separable_only = desc->separable == GCV_SEPARABLE_ALWAYS;
   f->border = desc->border;
   f->border_value = (gfloat) desc->border_value;
   f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
@@ -357,6 +358,7 @@ make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
       f->column[j] = (gfloat) column[convolution ? d->kh - 1 - j : j];
   }
   f->use_separable = rank1 && desc->separable != GCV_SEPARABLE_NEVER;
+  f->separable_only = desc->separable == GCV_SEPARABLE_ALWAYS;
   f->bias = (gfloat) desc->bias;
   f->border = desc->border;
   f->border_value = (gfloat) desc->border_value;
@@ -448,7 +450,8 @@ gcv_filter_equal (const GcvFilter * a, const GcvFilter * b)
     return TRUE;
   if (!a || !b || a->kw != b->kw || a->kh != b->kh || a->ax != b->ax
       || a->ay != b->ay || a->rank1 != b->rank1
-      || a->use_separable != b->use_separable || a->bias != b->bias
+      || a->use_separable != b->use_separable
+      || a->separable_only != b->separable_only || a->bias != b->bias
       || a->border != b->border || a->border_value != b->border_value
       || a->filter_alpha != b->filter_alpha || a->planes != b->planes)
     return FALSE;

@@ -21,6 +21,7 @@ struct _GcvFilter {
   gboolean rank1;               /* taps == column (x) row, within float tolerance */
   gfloat *row, *column;         /* factors when rank1, else NULL */
   gboolean use_separable;       /* rank1 and not disabled by separable=never */
+  gboolean separable_only;      /* separable=always */
   gfloat bias;
   GcvBorder border;
   gfloat border_value;

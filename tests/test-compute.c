@@ -190,6 +190,56 @@ GST_START_TEST (test_large_frames)
 
 GST_END_TEST;
 
+/* Kernels one tap wide (1xN, one pass down the columns on CUDA) and one
+ * tap tall (Nx1): N from 2 to 63, frames several bands of outputs tall
+ * (a CUDA thread takes up to 16 rows, a block 128) with odd widths, frames
+ * shorter than the kernel, random anchors, every border. loop index: the
+ * format */
+GST_START_TEST (test_one_wide_kernels)
+{
+  static const guint sizes[][2] = { {37, 300}, {200, 131}, {9, 5} };
+  const RefFormat fmt = (RefFormat) __i__;
+  const RefFormatInfo *fi = ref_format_info (fmt);
+  gchar *name = g_strdup_printf ("one_wide_kernels %s", fi->name);
+  GRand *r = ref_rand_new (name);
+
+  for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+    for (guint tall = 0; tall < 2; tall++) {
+      const guint *size = sizes[(b + tall) % G_N_ELEMENTS (sizes)];
+      const guint n = b == 0 ? 63 : g_rand_int_range (r, 2, 40);
+      RefKernel *k = gcvt_random_kernel (r, tall ? 1 : n, tall ? n : 1,
+          FALSE);
+      RefImage *img = gcvt_random_image (r, fmt, size[0], size[1], -1.0,
+          1.0);
+      GstElement *e = gcvt_element_new ();
+      RefParams p;
+      gchar *what = g_strdup_printf ("%ux%u kernel on %ux%u border=%s",
+          k->kw, k->kh, size[0], size[1], ref_border_nick (b));
+
+      ref_params_init (&p, k);
+      p.border = b;
+      p.border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
+          g_rand_double_range (r, 0.0, 255.0);
+      p.scale = 1.0 / ref_kernel_sum_abs (k);
+      p.bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
+          g_rand_double_range (r, -20.0, 20.0);
+      p.convolution = g_rand_boolean (r);
+      p.anchor_x = g_rand_int_range (r, 0, k->kw);
+      p.anchor_y = g_rand_int_range (r, 0, k->kh);
+      p.filter_alpha = fi->channels == 4 && g_rand_boolean (r);
+      gcvt_set_params (e, &p);
+      gcvt_run_and_check (e, fmt, fmt, img, &p, 0, 0, what);
+      gcvt_element_unref (e);
+      g_free (what);
+      ref_image_free (img);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* scipy's names: nearest is replicate, mirror is reflect101 */
 GST_START_TEST (test_border_aliases)
 {
@@ -1020,6 +1070,7 @@ compute_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_loop_test (tc, test_formats_borders, 0, REF_N_FORMATS);
   tcase_add_loop_test (tc, test_large_frames, 0, REF_N_FORMATS);
+  tcase_add_loop_test (tc, test_one_wide_kernels, 0, REF_N_FORMATS);
   tcase_add_test (tc, test_border_aliases);
   tcase_add_loop_test (tc, test_small_frames_big_kernels, 0, REF_N_BORDERS);
   tcase_add_test (tc, test_padded_stride);

@@ -722,6 +722,8 @@ expected_2d (const GcvDispatchKey * key, gboolean fft)
 {
   gboolean gray = key->format == GCV_FORMAT_GRAY8
       || key->format == GCV_FORMAT_GRAY32F;
+  if (key->kw == 1)
+    return GCV_FAMILY_TILED;    /* its column pass */
   if (fft)
     return GCV_FAMILY_FFT;
   if (!gray && key->kw * key->kh <= 16)
@@ -768,9 +770,22 @@ test_heuristic_formula (void)
           n_fft++;
         else
           n_tiled++;
-        /* the separable path wins whenever it may be used */
-        g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
-                key.width, key.height), ==, GCV_FAMILY_SEPARABLE);
+        /* a rank-1 kernel: the separable paths one tap wide (the column
+         * pass); for one channel square from 5x5, others from 9 taps each
+         * way; for the RGBA family from 4 taps each way but 5x5; never one
+         * tap tall; else the 2D choice */
+        {
+          guint least = MIN (key.kw, key.kh);
+          gboolean one_channel = key.format == GCV_FORMAT_GRAY8
+              || key.format == GCV_FORMAT_GRAY32F;
+          gboolean square = key.kw == key.kh;
+          gboolean sep = key.kw == 1 || (key.kh > 1 && (one_channel ?
+                  least >= (square || !key.unrolled ? 5u : 9u) :
+                  least >= 4 && !(key.kw == 5 && square)));
+          g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
+                  key.width, key.height), ==,
+              sep ? GCV_FAMILY_SEPARABLE : expected_2d (&key, fft));
+        }
       }
   /* the grid has both sides of the crossover */
   g_assert_cmpuint (n_fft, >, 0);
@@ -838,16 +853,68 @@ test_choice (void)
       "tiled ty=2", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
   assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE,
       "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  /* but 2D for rank-1 kernels 3 taps wide or tall, for one channel below
+   * 9 taps each way unless square or of a width with no unrolled tiled
+   * kernel (12 here), and for the RGBA family at 5x5; one tap wide, the
+   * column pass (separable or tiled: either runs it); one tap tall, tiled */
+  {
+    static const struct
+    {
+      GcvFormat format;
+      guint kw, kh;
+      GcvFamily family;
+    } rank1[] = {
+      {GCV_FORMAT_GRAY32F, 3, 3, GCV_FAMILY_TILED},
+      {GCV_FORMAT_GRAY32F, 3, 15, GCV_FAMILY_TILED},
+      {GCV_FORMAT_GRAY32F, 15, 3, GCV_FAMILY_TILED},
+      {GCV_FORMAT_GRAY32F, 5, 5, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_GRAY32F, 5, 9, GCV_FAMILY_TILED},
+      {GCV_FORMAT_GRAY32F, 9, 13, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_GRAY32F, 12, 5, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_RGBA, 5, 5, GCV_FAMILY_TILED},
+      {GCV_FORMAT_RGBA, 4, 4, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_RGBA, 12, 5, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_RGBA, 7, 7, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_GRAY32F, 1, 31, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_GRAY8, 31, 1, GCV_FAMILY_TILED},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS (rank1); i++) {
+      GcvDispatchKey k = { rank1[i].format, rank1[i].kw, rank1[i].kh, TRUE,
+        1920, 1080, FALSE
+      };
+      /* what tiled has unrolled for the width (a bit set: an instance) */
+      l.unrolled_rows = rank1[i].kw == 12 ? 0 : 1u << 2;
+      g_free (choose (&k, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+      g_assert_cmpint (c.variant.family, ==, rank1[i].family);
+      /* separable=always keeps them on the separable paths, and
+       * separable=never gives a kernel one tap wide to tiled's column
+       * pass */
+      k.separable_only = TRUE;
+      g_free (choose (&k, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+      g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_SEPARABLE);
+      k.separable_only = FALSE;
+      k.separable = FALSE;
+      g_free (choose (&k, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+      if (rank1[i].kw == 1)
+        g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+      g_assert_cmpint (c.variant.family, !=, GCV_FAMILY_SEPARABLE);
+    }
+    all_fit (&l);
+  }
   /* a table row, where it can run */
   add_row (t, GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0.1,
       "register p=4 block=64");
   assert_choice (&small, &l, t, GCV_FAMILY_AUTO, NULL, FALSE,
       "register p=4 block=64", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
-  /* a row of a 2D family does not serve a kernel taking the separable
-   * path, nor an unrolled tiled row a width with no unrolled kernel */
+  /* a rank-1 kernel's row holds whichever family was fastest (SPEC
+   * section 4), unless separable=always asks for the separable paths */
   add_row (t, GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0.1, "tiled ty=4");
   assert_choice (&sep, &l, t, GCV_FAMILY_AUTO, NULL, TRUE,
+      "tiled ty=4", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
+  sep.separable_only = TRUE;
+  assert_choice (&sep, &l, t, GCV_FAMILY_AUTO, NULL, TRUE,
       "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  sep.separable_only = FALSE;
   /* the requested family over the table */
   assert_choice (&small, &l, t, GCV_FAMILY_DIRECT, NULL, FALSE, "direct",
       GCV_SOURCE_REQUESTED, GCV_FALLBACK_NONE);

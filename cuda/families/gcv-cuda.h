@@ -91,6 +91,10 @@ size_t gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev);
 cudaError_t gcv_cuda_tiled_width (const GcvCudaConv * c, int ty);
 
+/* column.cu: kernels one tap wide (kw == 1), one pass down the columns;
+ * the taps are c->host_taps. */
+cudaError_t gcv_cuda_column (const GcvCudaConv * c);
+
 /* register.cu: register cache and warp shuffle, p_rows (4 or 8) outputs per
  * lane, `block` threads (a multiple of 32) per block. */
 #define GCV_REGISTER_MAX_KH 16
