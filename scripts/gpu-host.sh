@@ -12,8 +12,9 @@
 #
 #   scripts/gpu-host.sh [-b BUILD] [-o OUT] STEP...
 #
-# JOBS bounds the parallel jobs (default: the CPU count), TESTS picks test
-# programs, TEST_LIMIT and SANITIZE_LIMIT are each job's seconds.
+# JOBS bounds the parallel jobs (default: the CPU count), FAMILIES and TESTS
+# pick kernel families and test programs, TEST_LIMIT and SANITIZE_LIMIT are
+# each job's seconds.
 #
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
 # pipelines-gpu, tune, check-dispatch, soak. Logs go to OUT (default
@@ -47,7 +48,7 @@ xdg=${TMPDIR:-/tmp}/gpuconvolve-xdg
 export XDG_DATA_HOME=$xdg/data XDG_CONFIG_HOME=$xdg/config XDG_CACHE_HOME=$xdg/cache
 export GST_CHECKS= GST_CHECKS_IGNORE=
 
-families="auto direct tiled register separable fft"
+families=${FAMILIES:-"auto direct tiled register separable fft"}
 status=0
 summary=$out/summary.txt
 : >"$summary"
