@@ -729,6 +729,18 @@ post_alloc_error (GstGpuConvolve * self, const gchar * what)
   g_free (reason);
 }
 
+/* For the log: which memory a frame is in (pageable memory costs a copy
+ * into pinned staging on the CPU). */
+static const gchar *
+memory_kind (GstBuffer * buf, gboolean device)
+{
+  if (device)
+    return "CUDA";
+  return gst_buffer_n_memory (buf) == 1
+      && gst_gpu_convolve_is_pinned_memory (gst_buffer_peek_memory (buf, 0))
+      ? "pinned" : "pageable";
+}
+
 static GstFlowReturn
 submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
 {
@@ -738,6 +750,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   gboolean in_device, out_device;
   GError *error = NULL;
   GstFlowReturn ret;
+  gint64 t0 = g_get_monotonic_time (), t1, t2;
 
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
       &frame->outbuf);
@@ -768,6 +781,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     ret = GST_FLOW_ERROR;
     goto fail;
   }
+  t1 = g_get_monotonic_time ();
   if (!input_image (self, inbuf, &frame->in_map, in_device, &src)
       || !frame_image (self, frame->outbuf, &frame->out_map, &self->out_info,
           out_device, 0, 0, "Output", &dst)) {
@@ -782,6 +796,13 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     ret = GST_FLOW_ERROR;
     goto fail;
   }
+  t2 = g_get_monotonic_time ();
+  /* where a frame's host time goes (docs/troubleshooting.md) */
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": output buffer and "
+      "maps %" G_GINT64_FORMAT " us, submit %" G_GINT64_FORMAT " us; input "
+      "%s, output %s", (guint64) frame->ticket, t1 - t0, t2 - t1,
+      memory_kind (inbuf, in_device), memory_kind (frame->outbuf,
+          out_device));
   gst_gpu_convolve_frames_add (self->frames, frame);
   return GST_FLOW_OK;
 

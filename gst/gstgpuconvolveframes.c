@@ -103,7 +103,14 @@ gst_gpu_convolve_frames_finish_oldest (GstGpuConvolveFrames * frames,
   while (!g_queue_is_empty (&frame->events))
     g_queue_push_tail (&frames->pending_events,
         g_queue_pop_head (&frame->events));
-  if (!gcv_plan_wait (plan, frame->ticket, &error)) {
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean waited = gcv_plan_wait (plan, frame->ticket, &error);
+
+  /* the host path of a frame, with submit_frame()'s log line */
+  GST_LOG_OBJECT (frames->element, "frame %" G_GUINT64_FORMAT ": waited %"
+      G_GINT64_FORMAT " us", (guint64) frame->ticket,
+      g_get_monotonic_time () - t0);
+  if (!waited) {
     GST_ELEMENT_ERROR (frames->element, RESOURCE, FAILED,
         ("Convolution failed: %s", error->message), (NULL));
     g_error_free (error);

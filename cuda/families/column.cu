@@ -45,9 +45,21 @@ column_kernel (GcvCudaConv p, ParamTaps taps)
   const int rows = min (CY, p.height - y0) + p.kh - 1;
   const char *col = (const char *) p.src + (size_t) y0 * p.src_pitch
       + (size_t) x * sizeof (In);
-  auto load = [&] (int r) -> Acc {
-    r = min (r, rows - 1);
-    return to_acc (__ldg ((const In *) (col + (size_t) r * p.src_pitch)));
+  /* Rows are loaded in order, 0, 1, 2, ...: for one channel a pointer
+   * steps down the column and rows past the band's last input row are not
+   * loaded at all (their slots feed only outputs below the frame). The
+   * float4 family keeps the clamped index: stepping cost it registers and
+   * time there (performance.md). */
+  const char *next = col;
+  auto load = [&] (Acc & slot, int r) {
+    if constexpr (sizeof (Acc) == sizeof (float)) {
+      if (r < rows)
+        slot = to_acc (__ldg ((const In *) next));
+      next += p.src_pitch;
+    } else {
+      r = min (r, rows - 1);
+      slot = to_acc (__ldg ((const In *) (col + (size_t) r * p.src_pitch)));
+    }
   };
 
   Acc ring[R], acc[CY];
@@ -57,7 +69,7 @@ column_kernel (GcvCudaConv p, ParamTaps taps)
   /* row r of the band lives in slot r % R */
 #pragma unroll
   for (int s = 0; s < R - 1; s++)
-    ring[s] = load (s);
+    load (ring[s], s);
   for (int j0 = 0; j0 < p.kh; j0 += R) {
 #pragma unroll
     for (int jj = 0; jj < R; jj++) {
@@ -65,7 +77,7 @@ column_kernel (GcvCudaConv p, ParamTaps taps)
       if (j >= p.kh)
         break;
       /* the slot of row j - 1, used for the last time by tap j - 1 */
-      ring[(jj + R - 1) % R] = load (j + R - 1);
+      load (ring[(jj + R - 1) % R], j + R - 1);
       const float w = taps[j];
 #pragma unroll
       for (int t = 0; t < CY; t++)
