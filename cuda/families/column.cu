@@ -21,11 +21,15 @@ namespace {
 constexpr int BX = 32, BY = 8;
 
 /* outputs down per thread and rows loaded ahead: the RGBA family's float4
- * values take four registers each, so its band is shorter */
+ * (and float3) values take four (three) registers each, so its band is
+ * shorter */
 template <typename Acc> struct ColumnShape {
   static constexpr int CY = 16, D = 8;
 };
 template <> struct ColumnShape<float4> {
+  static constexpr int CY = 8, D = 4;
+};
+template <> struct ColumnShape<float3> {
   static constexpr int CY = 8, D = 4;
 };
 
@@ -48,17 +52,17 @@ column_kernel (GcvCudaConv p, ParamTaps taps)
   /* Rows are loaded in order, 0, 1, 2, ...: for one channel a pointer
    * steps down the column and rows past the band's last input row are not
    * loaded at all (their slots feed only outputs below the frame). The
-   * float4 family keeps the clamped index: stepping cost it registers and
+   * RGBA family keeps the clamped index: stepping cost it registers and
    * time there (performance.md). */
   const char *next = col;
   auto load = [&] (Acc & slot, int r) {
     if constexpr (sizeof (Acc) == sizeof (float)) {
       if (r < rows)
-        slot = to_acc (__ldg ((const In *) next));
+        slot = to_acc (ldg ((const In *) next));
       next += p.src_pitch;
     } else {
       r = min (r, rows - 1);
-      slot = to_acc (__ldg ((const In *) (col + (size_t) r * p.src_pitch)));
+      slot = to_acc (ldg ((const In *) (col + (size_t) r * p.src_pitch)));
     }
   };
 

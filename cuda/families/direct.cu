@@ -21,7 +21,7 @@ direct_kernel (GcvCudaConv p, Taps taps)
   for (int j = 0; j < p.kh; j++) {
     const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
     for (int i = 0; i < p.kw; i++)
-      fma_acc (acc, taps[j * p.kw + i], to_acc (__ldg (row + i)));
+      fma_acc (acc, taps[j * p.kw + i], to_acc (ldg (row + i)));
   }
   store<In> (p, x, y, acc, centre_of<In> (p, x, y));
 }

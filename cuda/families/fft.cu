@@ -78,6 +78,10 @@ __device__ __forceinline__ float channel (uchar4 v, int c)
 {
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
+__device__ __forceinline__ float channel (rgbx8 v, int c)
+{
+  return c == 0 ? v.x : c == 1 ? v.y : v.z;
+}
 __device__ __forceinline__ float channel (float4 v, int c)
 {
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
@@ -93,7 +97,7 @@ pack_kernel (GcvCudaConv p, float *real, int nx, int ny, int channels)
   if (x >= nx || y >= ny)
     return;
   const bool inside = x < p.width + p.kw - 1 && y < p.height + p.kh - 1;
-  In v = inside ? __ldg (row_ptr<In> (p.src, p.src_pitch, y) + x) : In ();
+  In v = inside ? ldg (row_ptr<In> (p.src, p.src_pitch, y) + x) : In ();
   for (int c = 0; c < channels; c++)
     real[((size_t) c * ny + y) * nx + x] = inside ? channel (v, c) : 0.0f;
 }
@@ -147,6 +151,8 @@ unpack_kernel (GcvCudaConv p, const float *real, int nx, int ny, int channels)
   Acc acc;
   if constexpr (sizeof (Acc) == sizeof (float4))
     acc = make_float4 (v[0], v[1], v[2], v[3]);
+  else if constexpr (sizeof (Acc) == sizeof (float3))
+    acc = make_float3 (v[0], v[1], v[2]);
   else
     acc = v[0];
   store<In> (p, x, y, acc, centre_of<In> (p, x, y));

@@ -1,5 +1,5 @@
-/* Device helpers shared by the kernel families: pixel loads, float/float4
- * arithmetic, the output epilogue and the ways taps reach a kernel. */
+/* Device helpers shared by the kernel families: pixel loads, float,
+ * float3 and float4 arithmetic, the output epilogue and the ways taps reach a kernel. */
 #ifndef GCV_CUDA_COMMON_CUH
 #define GCV_CUDA_COMMON_CUH
 
@@ -69,10 +69,29 @@ allow_smem (K kernel)
   return cudaSuccess;
 }
 
-/* The accumulator of an input element: float, or float4 for 4 channels. */
+/* The RGBA family with its fourth byte copied (alpha=passthrough; the x of
+ * RGBx): the bytes of a uchar4, of which three channels are filtered, so a
+ * tap costs three conversions and FMAs, not four. GCV_DISPATCH_PIXEL runs
+ * uchar4 only where the fourth byte is filtered too. */
+struct __align__ (4) rgbx8 {
+  unsigned char x, y, z, w;
+};
+
+/* The accumulator of an input element: float, float3 for the three
+ * colours of rgbx8, float4 for 4 channels. */
 template <typename In> struct AccOf { typedef float T; };
 template <> struct AccOf<uchar4> { typedef float4 T; };
+template <> struct AccOf<rgbx8> { typedef float3 T; };
 template <> struct AccOf<float4> { typedef float4 T; };
+
+/* A read-only load of one element (__ldg has no rgbx8 form). */
+template <typename In>
+__device__ __forceinline__ In ldg (const In * p) { return __ldg (p); }
+__device__ __forceinline__ rgbx8 ldg (const rgbx8 * p)
+{
+  const uchar4 v = __ldg ((const uchar4 *) p);
+  return { v.x, v.y, v.z, v.w };
+}
 
 __device__ __forceinline__ float to_acc (unsigned char v) { return (float) v; }
 __device__ __forceinline__ float to_acc (float v) { return v; }
@@ -80,15 +99,26 @@ __device__ __forceinline__ float4 to_acc (uchar4 v)
 {
   return make_float4 (v.x, v.y, v.z, v.w);
 }
+__device__ __forceinline__ float3 to_acc (rgbx8 v)
+{
+  return make_float3 (v.x, v.y, v.z);
+}
 __device__ __forceinline__ float4 to_acc (float4 v) { return v; }
 
 __device__ __forceinline__ void zero (float &a) { a = 0.0f; }
+__device__ __forceinline__ void zero (float3 &a) { a = make_float3 (0, 0, 0); }
 __device__ __forceinline__ void zero (float4 &a) { a = make_float4 (0, 0, 0, 0); }
 
 /* acc += w * v */
 __device__ __forceinline__ void fma_acc (float &acc, float w, float v)
 {
   acc = fmaf (w, v, acc);
+}
+__device__ __forceinline__ void fma_acc (float3 &acc, float w, float3 v)
+{
+  acc.x = fmaf (w, v.x, acc.x);
+  acc.y = fmaf (w, v.y, acc.y);
+  acc.z = fmaf (w, v.z, acc.z);
 }
 __device__ __forceinline__ void fma_acc (float4 &acc, float w, float4 v)
 {
@@ -118,6 +148,7 @@ __device__ __forceinline__ unsigned char to_u8 (float v)
 }
 
 __device__ __forceinline__ unsigned char alpha_of (uchar4 v) { return v.w; }
+__device__ __forceinline__ unsigned char alpha_of (rgbx8 v) { return v.w; }
 __device__ __forceinline__ unsigned char alpha_of (float4 v)
 {
   return to_u8 (v.w);
@@ -139,17 +170,42 @@ store (const GcvCudaConv & p, int x, int y, float acc, In)
     row_ptr<float> (p.dst, p.dst_pitch, y)[x] = v;
 }
 
+/* One RGBA output pixel as a little-endian word (R in the low byte): the
+ * colours filtered, the fourth byte filtered or copied from `centre`. */
+template <typename In>
+__device__ __forceinline__ unsigned
+pack_u8x4 (const GcvCudaConv & p, float4 acc, In centre)
+{
+  unsigned r = to_u8 ((acc.x + p.bias) * p.out_scale);
+  unsigned g = to_u8 ((acc.y + p.bias) * p.out_scale);
+  unsigned b = to_u8 ((acc.z + p.bias) * p.out_scale);
+  unsigned a = p.out == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
+      : alpha_of (centre);
+  return r | (g << 8) | (b << 16) | (a << 24);
+}
+
+template <typename In>
+__device__ __forceinline__ unsigned
+pack_u8x4 (const GcvCudaConv & p, float3 acc, In centre)
+{
+  unsigned r = to_u8 ((acc.x + p.bias) * p.out_scale);
+  unsigned g = to_u8 ((acc.y + p.bias) * p.out_scale);
+  unsigned b = to_u8 ((acc.z + p.bias) * p.out_scale);
+  return r | (g << 8) | (b << 16) | ((unsigned) alpha_of (centre) << 24);
+}
+
 template <typename In>
 __device__ __forceinline__ void
 store (const GcvCudaConv & p, int x, int y, float4 acc, In centre)
 {
-  uchar4 o;
-  o.x = to_u8 ((acc.x + p.bias) * p.out_scale);
-  o.y = to_u8 ((acc.y + p.bias) * p.out_scale);
-  o.z = to_u8 ((acc.z + p.bias) * p.out_scale);
-  o.w = p.out == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
-      : alpha_of (centre);
-  row_ptr<uchar4> (p.dst, p.dst_pitch, y)[x] = o;
+  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] = pack_u8x4 (p, acc, centre);
+}
+
+template <typename In>
+__device__ __forceinline__ void
+store (const GcvCudaConv & p, int x, int y, float3 acc, In centre)
+{
+  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] = pack_u8x4 (p, acc, centre);
 }
 
 /* Four consecutive pixels moved as one vector: 16 bytes for floats and the
@@ -176,6 +232,15 @@ template <> struct Quad<uchar4> {
   {
     unsigned u = k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
     return make_uchar4 (u & 0xff, (u >> 8) & 0xff, (u >> 16) & 0xff, u >> 24);
+  }
+};
+template <> struct Quad<rgbx8> {
+  typedef uint4 T;
+  static __device__ __forceinline__ rgbx8 get (const T & v, int k)
+  {
+    unsigned u = k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+    return { (unsigned char) (u & 0xff), (unsigned char) ((u >> 8) & 0xff),
+      (unsigned char) ((u >> 16) & 0xff), (unsigned char) (u >> 24) };
   }
 };
 
@@ -212,15 +277,8 @@ store_quad (const GcvCudaConv & p, int x, int y,
     } else {
       unsigned w[GCV_QUAD];
 #pragma unroll
-      for (int q = 0; q < GCV_QUAD; q++) {
-        const float4 a = acc[q];
-        unsigned r = to_u8 ((a.x + p.bias) * p.out_scale);
-        unsigned g = to_u8 ((a.y + p.bias) * p.out_scale);
-        unsigned b = to_u8 ((a.z + p.bias) * p.out_scale);
-        unsigned al = p.out == GCV_OUT_U8X4 ? to_u8 ((a.w + p.bias) * p.out_scale)
-            : alpha_of (centre[q]);
-        w[q] = r | (g << 8) | (b << 16) | (al << 24);
-      }
+      for (int q = 0; q < GCV_QUAD; q++)
+        w[q] = pack_u8x4 (p, acc[q], centre[q]);
       *(uint4 *) (row_ptr<uchar4> (p.dst, p.dst_pitch, y) + x) =
           make_uint4 (w[0], w[1], w[2], w[3]);
       return;
@@ -290,7 +348,7 @@ store_tile_outputs (const GcvCudaConv & p, const In * tile, int sp, int x0,
 template <typename In>
 __device__ __forceinline__ In centre_of (const GcvCudaConv & p, int x, int y)
 {
-  return __ldg (row_ptr<In> (p.src, p.src_pitch, y + p.ay) + x + p.ax);
+  return ldg (row_ptr<In> (p.src, p.src_pitch, y + p.ay) + x + p.ax);
 }
 
 /* Taps in the constant bank, passed by value with the launch; each launch
@@ -343,7 +401,9 @@ div_up (unsigned a, unsigned b)
       case GCV_PIX_F32:                                                      \
         return F<float>::launch (__VA_ARGS__);                               \
       case GCV_PIX_U8X4:                                                     \
-        return F<uchar4>::launch (__VA_ARGS__);                              \
+        if ((c).out == GCV_OUT_U8X4)                                         \
+          return F<uchar4>::launch (__VA_ARGS__);                            \
+        return F<rgbx8>::launch (__VA_ARGS__);                               \
       default:                                                               \
         return F<float4>::launch (__VA_ARGS__);                              \
     }                                                                        \

@@ -20,6 +20,12 @@ shift_up (float v)
   return __shfl_up_sync (0xffffffffu, v, 1);
 }
 
+__device__ __forceinline__ float3
+shift_up (float3 v)
+{
+  return make_float3 (shift_up (v.x), shift_up (v.y), shift_up (v.z));
+}
+
 __device__ __forceinline__ float4
 shift_up (float4 v)
 {
@@ -56,7 +62,7 @@ register_kernel (GcvCudaConv p, ParamTaps taps)
   for (int r = 0; r < C; r++) {
     zero (data[r]);
     if (r < P + kh - 1 && x < pw && y0 + r < ph)
-      data[r] = to_acc (__ldg (row_ptr<In> (p.src, p.src_pitch, y0 + r) + x));
+      data[r] = to_acc (ldg (row_ptr<In> (p.src, p.src_pitch, y0 + r) + x));
   }
 
   const int xo = x - (kw - 1);
@@ -151,6 +157,8 @@ gcv_cuda_register (const GcvCudaConv * c, int p_rows, int block)
     case GCV_PIX_F32:
       return Register<float>::launch (*c, p_rows, block);
     default:
-      return Register<uchar4>::launch (*c, p_rows, block);
+      if (c->out == GCV_OUT_U8X4)
+        return Register<uchar4>::launch (*c, p_rows, block);
+      return Register<rgbx8>::launch (*c, p_rows, block);
   }
 }

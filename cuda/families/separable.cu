@@ -39,7 +39,7 @@ row_kernel (GcvCudaConv p, ParamTaps taps, typename AccOf<In>::T * tmp,
     Acc v;
     zero (v);
     if (y < ph && x0 + c < pw)
-      v = to_acc (__ldg (row_ptr<In> (p.src, p.src_pitch, y) + x0 + c));
+      v = to_acc (ldg (row_ptr<In> (p.src, p.src_pitch, y) + x0 + c));
     srow[c] = v;
   }
   __syncthreads ();
@@ -206,15 +206,17 @@ struct Separable {
 
 constexpr int FTX = GCV_QUAD;   /* outputs across per thread */
 
-/* The float tile between the passes, 4 values at a time as one vector. */
+/* The tile between the passes: floats 4 at a time as one vector, colour
+ * vectors one by one. */
 __device__ __forceinline__ void
 store_mid (float *m, const float (&v)[FTX])
 {
   *(float4 *) m = make_float4 (v[0], v[1], v[2], v[3]);
 }
 
+template <typename V>
 __device__ __forceinline__ void
-store_mid (float4 * m, const float4 (&v)[FTX])
+store_mid (V * m, const V (&v)[FTX])
 {
 #pragma unroll
   for (int q = 0; q < FTX; q++)
@@ -231,8 +233,9 @@ load_mid (float (&v)[FTX], const float *m)
   v[3] = a.w;
 }
 
+template <typename V>
 __device__ __forceinline__ void
-load_mid (float4 (&v)[FTX], const float4 * m)
+load_mid (V (&v)[FTX], const V * m)
 {
 #pragma unroll
   for (int q = 0; q < FTX; q++)
@@ -348,7 +351,8 @@ fused_pick (const GcvCudaConv & c, const float *row, const float *column)
   }
 }
 
-/* RGBA's float4 accumulators spill at 8 rows a thread: 4 rows only. */
+/* RGBA's float4 (and float3) accumulators spill at 8 rows a thread: 4
+ * rows only. */
 template <typename In>
 struct Fused {
   static constexpr bool tall = sizeof (typename AccOf<In>::T) == sizeof (float);
@@ -405,7 +409,8 @@ gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
       bytes = Fused<float>::bytes (c->kw, ty);
       break;
     case GCV_PIX_U8X4:
-      bytes = Fused<uchar4>::bytes (c->kw, ty);
+      bytes = c->out == GCV_OUT_U8X4 ? Fused<uchar4>::bytes (c->kw, ty)
+          : Fused<rgbx8>::bytes (c->kw, ty);
       break;
     default:
       return 0;
@@ -423,7 +428,9 @@ gcv_cuda_separable_fused (const GcvCudaConv * c, const float *row,
     case GCV_PIX_F32:
       return Fused<float>::launch (*c, row, column, ty);
     case GCV_PIX_U8X4:
-      return Fused<uchar4>::launch (*c, row, column, ty);
+      if (c->out == GCV_OUT_U8X4)
+        return Fused<uchar4>::launch (*c, row, column, ty);
+      return Fused<rgbx8>::launch (*c, row, column, ty);
     default:
       return cudaErrorInvalidValue;
   }

@@ -49,7 +49,7 @@ tiled_kernel (GcvCudaConv p, Taps taps)
     Acc v;
     zero (v);
     if (y0 + r < ph && x0 + c < pw)
-      v = to_acc (__ldg (row_ptr<In> (p.src, p.src_pitch, y0 + r) + x0 + c));
+      v = to_acc (ldg (row_ptr<In> (p.src, p.src_pitch, y0 + r) + x0 + c));
     tile[r * sp + c] = v;
   }
   __syncthreads ();
@@ -289,7 +289,8 @@ gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
       bytes = TiledWidth<float>::smem (c->kw, c->kh, ty);
       break;
     case GCV_PIX_U8X4:
-      bytes = TiledWidth<uchar4>::smem (c->kw, c->kh, ty);
+      bytes = c->out == GCV_OUT_U8X4 ? TiledWidth<uchar4>::smem (c->kw, c->kh,
+          ty) : TiledWidth<rgbx8>::smem (c->kw, c->kh, ty);
       break;
     default:
       return 0;
@@ -306,7 +307,9 @@ gcv_cuda_tiled_width (const GcvCudaConv * c, int ty)
     case GCV_PIX_F32:
       return TiledWidth<float>::launch (*c, ty);
     case GCV_PIX_U8X4:
-      return TiledWidth<uchar4>::launch (*c, ty);
+      if (c->out == GCV_OUT_U8X4)
+        return TiledWidth<uchar4>::launch (*c, ty);
+      return TiledWidth<rgbx8>::launch (*c, ty);
     default:
       return cudaErrorInvalidValue;
   }
