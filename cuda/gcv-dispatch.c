@@ -142,8 +142,9 @@ gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
  * tall, tiled's kernels unrolled for the width. One channel: square kernels
  * from 5x5 (the fused kernel), and so widths with no unrolled tiled kernel
  * (12x5: 1.5 times faster in two passes); others from 9 taps each way (7x9
- * and 3x15 ran faster tiled). The RGBA family: from 4 taps each way, but
- * 5x5, where the fused kernel lost to the register cache and tiled. */
+ * and 3x15 ran faster tiled). The RGBA family, since its kernels filter
+ * three channels where alpha is copied: from 5 taps each way, and 3x3 (the
+ * fused kernel); 4x4 ran faster tiled than in two passes. */
 static gboolean
 separable_pays (const GcvDispatchKey * key)
 {
@@ -154,7 +155,7 @@ separable_pays (const GcvDispatchKey * key)
   if (key->kh == 1)
     return FALSE;
   if (gcv_format_channels (key->format) == 4)
-    return least >= 4 && !(key->kw == 5 && key->kh == 5);
+    return least >= 5 || (key->kw == 3 && key->kh == 3);
   return least >= (key->kw == key->kh || !key->unrolled ? 5u : 9u);
 }
 
@@ -173,14 +174,6 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_FAMILY_FFT;
     v->fft_prime = 5;
-  } else if (!key->unrolled && gcv_format_channels (key->format) == 4
-      && key->kw * key->kh <= 16) {
-    /* small RGBA-family kernels of widths with no unrolled tiled kernel
-     * (2x7, 4x4): the register cache beat adaptive tiling there on H100 and
-     * H200; from 6x6 on it lost */
-    v->family = GCV_FAMILY_REGISTER;
-    v->lane_outputs = 8;
-    v->block = 128;
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling

@@ -46,7 +46,8 @@ export GST_PRESET_PATH=$root/presets
 export GPUCONVOLVE_TUNING_PATH=$root/presets/tuning
 xdg=${TMPDIR:-/tmp}/gpuconvolve-xdg
 export XDG_DATA_HOME=$xdg/data XDG_CONFIG_HOME=$xdg/config XDG_CACHE_HOME=$xdg/cache
-export GST_CHECKS= GST_CHECKS_IGNORE=
+# GST_CHECKS (test function names, comma-separated) narrows every program run
+export GST_CHECKS=${GST_CHECKS:-} GST_CHECKS_IGNORE=${GST_CHECKS_IGNORE:-}
 
 families=${FAMILIES:-"auto direct tiled register separable fft"}
 status=0

@@ -665,6 +665,16 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_SEPARABLE);
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 1, 31, TRUE, 1280, 720),
       ==, GCV_FAMILY_SEPARABLE);
+  /* the RGBA family: fused at 3x3, tiled at 4x4 (no fused kernel), two
+   * passes or fused from 5 taps each way */
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 3, 3, TRUE, 3840, 2160),
+      ==, GCV_FAMILY_SEPARABLE);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 4, 4, TRUE, 2560, 1440),
+      ==, GCV_FAMILY_TILED);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 5, 5, TRUE, 3840, 2160),
+      ==, GCV_FAMILY_SEPARABLE);
+  g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 12, 5, TRUE, 3840, 2160),
+      ==, GCV_FAMILY_SEPARABLE);
 
   /* GRAY32F 3x3 at 1920x1080, adaptive: direct is bound by its traffic,
    * 2073600 * 8 / 3e12 = 5.5 us (arithmetic 2073600 * 9 / 5.1e12 = 3.7 us);
@@ -675,11 +685,12 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840,
           2160, TRUE), ==, GCV_FAMILY_TILED);
-  /* RGBA-family widths with no unrolled kernel, up to 16 taps: register */
+  /* RGBA-family widths with no unrolled kernel: adaptive tiling (the
+   * register cache lost there once RGBA filtered three channels) */
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 2, 7, FALSE, 3840, 2160),
-      ==, GCV_FAMILY_REGISTER);
+      ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_BGRX, 4, 4, FALSE, 1280, 720),
-      ==, GCV_FAMILY_REGISTER);
+      ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 10, 10, FALSE, 3840, 2160),
       ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 4, 4, FALSE, 1280, 720),
@@ -715,20 +726,14 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_FFT);
 }
 
-/* What the heuristic picks for a key with no unrolled tiled kernel, given
- * the crossover: register for the RGBA family up to 16 taps, else tiled. */
+/* What the heuristic picks for a 2D kernel, given the crossover: the FFT
+ * or tiled. */
 static GcvFamily
 expected_2d (const GcvDispatchKey * key, gboolean fft)
 {
-  gboolean gray = key->format == GCV_FORMAT_GRAY8
-      || key->format == GCV_FORMAT_GRAY32F;
   if (key->kw == 1)
     return GCV_FAMILY_TILED;    /* its column pass */
-  if (fft)
-    return GCV_FAMILY_FFT;
-  if (!gray && key->kw * key->kh <= 16)
-    return GCV_FAMILY_REGISTER;
-  return GCV_FAMILY_TILED;
+  return fft ? GCV_FAMILY_FFT : GCV_FAMILY_TILED;
 }
 
 /* The whole grid against the formula. */
@@ -772,8 +777,8 @@ test_heuristic_formula (void)
           n_tiled++;
         /* a rank-1 kernel: the separable paths one tap wide (the column
          * pass); for one channel square from 5x5, others from 9 taps each
-         * way; for the RGBA family from 4 taps each way but 5x5; never one
-         * tap tall; else the 2D choice */
+         * way; for the RGBA family from 5 taps each way, and 3x3; never
+         * one tap tall; else the 2D choice */
         {
           guint least = MIN (key.kw, key.kh);
           gboolean one_channel = key.format == GCV_FORMAT_GRAY8
@@ -781,7 +786,7 @@ test_heuristic_formula (void)
           gboolean square = key.kw == key.kh;
           gboolean sep = key.kw == 1 || (key.kh > 1 && (one_channel ?
                   least >= (square || !key.unrolled ? 5u : 9u) :
-                  least >= 4 && !(key.kw == 5 && square)));
+                  least >= 5 || (key.kw == 3 && square)));
           g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
                   key.width, key.height), ==,
               sep ? GCV_FAMILY_SEPARABLE : expected_2d (&key, fft));
@@ -853,9 +858,10 @@ test_choice (void)
       "tiled ty=2", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
   assert_choice (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE,
       "separable fused ty=4", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
-  /* but 2D for rank-1 kernels 3 taps wide or tall, for one channel below
-   * 9 taps each way unless square or of a width with no unrolled tiled
-   * kernel (12 here), and for the RGBA family at 5x5; one tap wide, the
+  /* but 2D for rank-1 kernels 3 taps wide or tall (but the RGBA family's
+   * 3x3), for one channel below 9 taps each way unless square or of a
+   * width with no unrolled tiled kernel (12 here), and for the RGBA family
+   * at 4x4; one tap wide, the
    * column pass (separable or tiled: either runs it); one tap tall, tiled */
   {
     static const struct
@@ -871,8 +877,9 @@ test_choice (void)
       {GCV_FORMAT_GRAY32F, 5, 9, GCV_FAMILY_TILED},
       {GCV_FORMAT_GRAY32F, 9, 13, GCV_FAMILY_SEPARABLE},
       {GCV_FORMAT_GRAY32F, 12, 5, GCV_FAMILY_SEPARABLE},
-      {GCV_FORMAT_RGBA, 5, 5, GCV_FAMILY_TILED},
-      {GCV_FORMAT_RGBA, 4, 4, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_RGBA, 3, 3, GCV_FAMILY_SEPARABLE},
+      {GCV_FORMAT_RGBA, 4, 4, GCV_FAMILY_TILED},
+      {GCV_FORMAT_RGBA, 5, 5, GCV_FAMILY_SEPARABLE},
       {GCV_FORMAT_RGBA, 12, 5, GCV_FAMILY_SEPARABLE},
       {GCV_FORMAT_RGBA, 7, 7, GCV_FAMILY_SEPARABLE},
       {GCV_FORMAT_GRAY32F, 1, 31, GCV_FAMILY_SEPARABLE},
