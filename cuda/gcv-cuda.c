@@ -60,6 +60,13 @@ typedef struct {
   int fft_setup[6];             /* width, height, kw, kh, channels, prime */
   gfloat *fft_taps;             /* the taps whose spectrum fft holds */
   guint filter_serial;
+  /* The kernel the device runs: the filter's, or for tiled's unrolled
+   * kernels at a width with no instance, widened to the next instance
+   * by zero taps on the right (the same sums; docs/performance.md, sizes
+   * with no precompiled kernel). kw is its width, wide_taps its kh x kw
+   * taps when widened. */
+  guint kw;
+  gfloat *wide_taps;
 } CudaPlan;
 
 /* --- errors and the failure-injection hook ------------------------------- */
@@ -430,7 +437,7 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   const GcvFilter *f = plan->filter;
   gsize px = gcv_cuda_pixel_size (cp->pix);
   /* 4 pixels of slack per row, so vector loads may run past the width */
-  gsize pad_pitch = round_pitch ((g->width + f->kw - 1 + 4) * px);
+  gsize pad_pitch = round_pitch ((g->width + cp->kw - 1 + 4) * px);
   gsize pad_bytes = pad_pitch * (g->height + f->kh - 1);
   gsize raw_pitch = round_pitch (g->width * gcv_format_pixel_size (g->in_format));
   gsize raw_bytes = cp->unpack ? raw_pitch * g->height : 0;
@@ -443,8 +450,8 @@ ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   gsize out_pitch = round_pitch (g->width *
       gcv_format_pixel_size (g->out_format));
   gsize out_bytes = out_pitch * g->height;
-  gsize taps_bytes = (gsize) f->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
-      sizeof (gfloat) * f->kw * f->kh : 0;
+  gsize taps_bytes = (gsize) cp->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
+      sizeof (gfloat) * cp->kw * f->kh : 0;
 
   if (pad_bytes <= cp->pad_bytes && raw_bytes <= cp->raw_bytes
       && tmp_bytes <= cp->tmp_bytes && out_bytes <= cp->out_bytes
@@ -510,16 +517,50 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   c.dst_pitch = cp->out_pitch;
   c.width = plan->geometry.width;
   c.height = plan->geometry.height;
-  c.kw = f->kw;
+  c.kw = cp->kw;
   c.kh = f->kh;
   c.ax = f->ax;
   c.ay = f->ay;
   c.bias = f->bias;
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
-  c.host_taps = f->taps;
+  c.host_taps = cp->wide_taps ? cp->wide_taps : f->taps;
   c.stream = s->stream;
   return c;
+}
+
+/* The narrowest width with an unrolled tiled kernel that holds kw, or 0. */
+static guint
+unrolled_width (guint kw)
+{
+  static const guint widths[] = {
+#define WIDTH(K) K,
+    GCV_TILED_WIDTHS (WIDTH)
+#undef WIDTH
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (widths); i++)
+    if (widths[i] >= kw)
+      return widths[i];
+  return 0;
+}
+
+/* Sets the kernel the device runs for this choice (CudaPlan.kw). */
+static void
+set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvVariant * v)
+{
+  guint w = unrolled_width (f->kw);
+
+  g_clear_pointer (&cp->wide_taps, g_free);
+  cp->kw = f->kw;
+  if (v->family != GCV_FAMILY_TILED || v->adaptive || f->kw == 1 || w == 0
+      || w == f->kw)
+    return;
+  cp->wide_taps = g_new0 (gfloat, (gsize) w * f->kh);
+  for (guint y = 0; y < f->kh; y++)
+    memcpy (cp->wide_taps + (gsize) y * w, f->taps + (gsize) y * f->kw,
+        sizeof (gfloat) * f->kw);
+  cp->kw = w;
 }
 
 /* What each family reports it can run for this filter on this device. */
@@ -527,16 +568,20 @@ static void
 family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
 {
   const GcvCudaDevice *dev = &cp->engine->props;
+  /* tiled's unrolled kernels run any width up to the widest instance */
+  GcvCudaConv wide = *c;
 
+  if (c->kw > 1 && unrolled_width (c->kw))
+    wide.kw = unrolled_width (c->kw);
   memset (l, 0, sizeof (*l));
   for (gint rows = 1; rows <= 8; rows *= 2) {
-    if (gcv_cuda_tiled_width_smem (c, rows, dev) > 0)
+    if (gcv_cuda_tiled_width_smem (&wide, rows, dev) > 0)
       l->unrolled_rows |= 1u << rows;
     if ((rows == 4 || rows == 8) && gcv_cuda_separable_fused_bytes (c, rows,
             dev) > 0)
       l->fused_rows |= 1u << rows;
   }
-  l->taps_in_memory = c->kw * c->kh > GCV_CUDA_PARAM_TAPS;
+  l->taps_in_memory = wide.kw * wide.kh > GCV_CUDA_PARAM_TAPS;
   l->adaptive_rows = gcv_cuda_tiled_choose (c, dev, &cp->tiled_smem);
   if (c->kw == 1 && l->adaptive_rows == 0)
     l->adaptive_rows = 1;       /* the column pass needs no tile */
@@ -603,7 +648,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
 {
   const GcvFilter *f = plan->filter;
   CudaEngine *e = cp->engine;
-  GcvCudaConv c = conv_args (cp, plan, &cp->slots[0]);
+  GcvCudaConv c;
   GcvDispatchKey key = {.format = plan->geometry.in_format,.kw = f->kw,
     .kh = f->kh,.separable = f->use_separable,.width = plan->geometry.width,
     .height = plan->geometry.height,.separable_only = f->separable_only
@@ -618,9 +663,13 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   if (plan->forced_variant
       && !gcv_variant_parse (plan->forced_variant, &forced, error))
     return FALSE;       /* checked when it was set: cannot happen */
+  g_clear_pointer (&cp->wide_taps, g_free);
+  cp->kw = f->kw;
+  c = conv_args (cp, plan, &cp->slots[0]);
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
       plan->forced_variant ? &forced : NULL, f->rank1, choice);
+  set_run_kernel (cp, f, v);
   if (v->family == GCV_FAMILY_FFT) {
     if (!ensure_fft (cp, plan, &c, v->fft_prime, fft_error,
             sizeof (fft_error), error))
@@ -638,6 +687,8 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   name = gcv_variant_to_string (v);
   if (column_pass (f, v)) {
     params = g_strdup ("column pass");
+  } else if (v->family == GCV_FAMILY_TILED && cp->kw != f->kw) {
+    params = g_strdup_printf ("ty=%d unrolled %u wide", v->rows, cp->kw);
   } else if (v->family == GCV_FAMILY_TILED) {
     params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
         "unrolled");
@@ -688,6 +739,7 @@ cuda_plan_free (gpointer state)
   enter (cp->engine);
   g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
   g_free (cp->fft_taps);
+  g_free (cp->wide_taps);
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
     if (s->stream) {
@@ -825,15 +877,15 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
     c.dst_pitch = dst->stride;
   }
   if (s->d_taps && s->taps_serial != cp->filter_serial) {
-    gsize bytes = sizeof (gfloat) * f->kw * f->kh;
-    memcpy (s->h_taps, f->taps, bytes);
+    gsize bytes = sizeof (gfloat) * c.kw * c.kh;
+    memcpy (s->h_taps, c.host_taps, bytes);
     if (!CHECK (cudaMemcpyAsync (s->d_taps, s->h_taps, bytes,
                 cudaMemcpyHostToDevice, s->stream), OP_COPY))
       return FALSE;
     s->taps_serial = cp->filter_serial;
   }
   if (!CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
-              c.width, c.height, f->kw, f->kh, f->ax, f->ay, f->border,
+              c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
   if (column_pass (f, v))

@@ -139,24 +139,25 @@ gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
 /* Whether a rank-1 kernel runs faster as separable passes than as a 2D
  * kernel, as the full H200 tuning table (all families at every rank-1 point)
  * says: one tap wide, the column pass (either family runs it); one tap
- * tall, tiled's kernels unrolled for the width. One channel: square kernels
- * from 5x5 (the fused kernel), and so widths with no unrolled tiled kernel
- * (12x5: 1.5 times faster in two passes); others from 9 taps each way (7x9
- * and 3x15 ran faster tiled). The RGBA family, since its kernels filter
- * three channels where alpha is copied: from 5 taps each way, and 3x3 (the
- * fused kernel); 4x4 ran faster tiled than in two passes. */
+ * tall, tiled's kernels unrolled for the width. Odd squares have a fused
+ * kernel: it pays from 5x5 for one channel and from 3x3 for the RGBA family
+ * (which filters three channels where alpha is copied). Other shapes take
+ * two passes from 9 taps each way; below that tiled's unrolled kernels won
+ * (even squares and 12x5 run widened to the next unrolled width), or from 5
+ * taps where the width has no unrolled kernel at all. */
 static gboolean
 separable_pays (const GcvDispatchKey * key)
 {
   guint least = MIN (key->kw, key->kh);
+  gboolean fused = key->kw == key->kh && key->kw % 2 == 1;
 
   if (key->kw == 1)
     return TRUE;
   if (key->kh == 1)
     return FALSE;
-  if (gcv_format_channels (key->format) == 4)
-    return least >= 5 || (key->kw == 3 && key->kh == 3);
-  return least >= (key->kw == key->kh || !key->unrolled ? 5u : 9u);
+  if (fused)
+    return least >= (gcv_format_channels (key->format) == 4 ? 3u : 5u);
+  return least >= (key->unrolled ? 9u : 5u);
 }
 
 void

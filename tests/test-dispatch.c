@@ -776,17 +776,18 @@ test_heuristic_formula (void)
         else
           n_tiled++;
         /* a rank-1 kernel: the separable paths one tap wide (the column
-         * pass); for one channel square from 5x5, others from 9 taps each
-         * way; for the RGBA family from 5 taps each way, and 3x3; never
-         * one tap tall; else the 2D choice */
+         * pass); odd squares (fused) from 5x5 for one channel and from 3x3
+         * for the RGBA family; others from 9 taps each way, or 5 where the
+         * width has no unrolled kernel (as here); never one tap tall; else
+         * the 2D choice */
         {
           guint least = MIN (key.kw, key.kh);
           gboolean one_channel = key.format == GCV_FORMAT_GRAY8
               || key.format == GCV_FORMAT_GRAY32F;
-          gboolean square = key.kw == key.kh;
-          gboolean sep = key.kw == 1 || (key.kh > 1 && (one_channel ?
-                  least >= (square || !key.unrolled ? 5u : 9u) :
-                  least >= 5 || (key.kw == 3 && square)));
+          gboolean fused = key.kw == key.kh && key.kw % 2 == 1;
+          gboolean sep = key.kw == 1 || (key.kh > 1 && (fused ?
+                  least >= (one_channel ? 5u : 3u) :
+                  least >= (key.unrolled ? 9u : 5u)));
           g_assert_cmpint (heuristic (key.format, key.kw, key.kh, TRUE,
                   key.width, key.height), ==,
               sep ? GCV_FAMILY_SEPARABLE : expected_2d (&key, fft));
