@@ -669,7 +669,6 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
       plan->forced_variant ? &forced : NULL, f->rank1, choice);
-  set_run_kernel (cp, f, v);
   if (v->family == GCV_FAMILY_FFT) {
     if (!ensure_fft (cp, plan, &c, v->fft_prime, fft_error,
             sizeof (fft_error), error))
@@ -683,6 +682,8 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
     g_clear_pointer (&cp->fft_taps, g_free);
   }
+  /* after any fall-back: the FFT's may hand over to tiled */
+  set_run_kernel (cp, f, v);
 
   name = gcv_variant_to_string (v);
   if (column_pass (f, v)) {

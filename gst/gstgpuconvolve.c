@@ -729,8 +729,8 @@ post_alloc_error (GstGpuConvolve * self, const gchar * what)
   g_free (reason);
 }
 
-/* For the log: which memory a frame is in (pageable memory costs a copy
- * into pinned staging on the CPU). */
+/* For the log: which memory a frame is in (other system memory costs a
+ * copy into pinned staging on the CPU unless it is page-locked). */
 static const gchar *
 memory_kind (GstBuffer * buf, gboolean device)
 {
@@ -738,7 +738,7 @@ memory_kind (GstBuffer * buf, gboolean device)
     return "CUDA";
   return gst_buffer_n_memory (buf) == 1
       && gst_gpu_convolve_is_pinned_memory (gst_buffer_peek_memory (buf, 0))
-      ? "pinned" : "pageable";
+      ? "the element's pinned pool" : "other system memory";
 }
 
 static GstFlowReturn
