@@ -172,26 +172,29 @@ store (const GcvCudaConv & p, int x, int y, float acc, In)
 
 /* One RGBA output pixel as a little-endian word (R in the low byte): the
  * colours filtered, the fourth byte filtered or copied from `centre`. */
+__device__ __forceinline__ unsigned
+pack_rgb (const GcvCudaConv & p, float r, float g, float b)
+{
+  return to_u8 ((r + p.bias) * p.out_scale)
+      | (unsigned) to_u8 ((g + p.bias) * p.out_scale) << 8
+      | (unsigned) to_u8 ((b + p.bias) * p.out_scale) << 16;
+}
+
 template <typename In>
 __device__ __forceinline__ unsigned
 pack_u8x4 (const GcvCudaConv & p, float4 acc, In centre)
 {
-  unsigned r = to_u8 ((acc.x + p.bias) * p.out_scale);
-  unsigned g = to_u8 ((acc.y + p.bias) * p.out_scale);
-  unsigned b = to_u8 ((acc.z + p.bias) * p.out_scale);
   unsigned a = p.out == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
       : alpha_of (centre);
-  return r | (g << 8) | (b << 16) | (a << 24);
+  return pack_rgb (p, acc.x, acc.y, acc.z) | a << 24;
 }
 
 template <typename In>
 __device__ __forceinline__ unsigned
 pack_u8x4 (const GcvCudaConv & p, float3 acc, In centre)
 {
-  unsigned r = to_u8 ((acc.x + p.bias) * p.out_scale);
-  unsigned g = to_u8 ((acc.y + p.bias) * p.out_scale);
-  unsigned b = to_u8 ((acc.z + p.bias) * p.out_scale);
-  return r | (g << 8) | (b << 16) | ((unsigned) alpha_of (centre) << 24);
+  return pack_rgb (p, acc.x, acc.y, acc.z)
+      | (unsigned) alpha_of (centre) << 24;
 }
 
 template <typename In>
