@@ -129,12 +129,16 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
           gst_value_list_get_value (&formats, 0) : &formats);
       g_value_unset (&formats);
     }
+    /* appended, not merged: merging asks GStreamer whether one structure
+     * is a subset of another, and 1.22 fails an assertion there on ranges
+     * its own parser accepts (width=[0,32761,3]: a step that does not reach
+     * the maximum); caps that repeat a structure are still right */
     if (with_cuda && cuda_first)
-      res = gst_caps_merge_structure_full (res, gst_structure_copy (s),
+      gst_caps_append_structure_full (res, gst_structure_copy (s),
           gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
-    res = gst_caps_merge_structure_full (res, gst_structure_copy (s), NULL);
+    gst_caps_append_structure_full (res, gst_structure_copy (s), NULL);
     if (with_cuda && !cuda_first)
-      res = gst_caps_merge_structure_full (res, gst_structure_copy (s),
+      gst_caps_append_structure_full (res, gst_structure_copy (s),
           gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
     gst_structure_free (s);
   }
