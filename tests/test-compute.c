@@ -112,6 +112,29 @@ GST_START_TEST (test_formats_borders)
 
 GST_END_TEST;
 
+/* Settings for a kernel of the frame tests below: the border `b` with a
+ * random value, random bias and alpha handling; with `shape` also the
+ * scale that keeps the output in range, correlation or convolution and a
+ * random anchor. */
+static void
+random_settings (GRand * r, const RefFormatInfo * fi, const RefKernel * k,
+    RefBorder b, gboolean shape, RefParams * p)
+{
+  ref_params_init (p, k);
+  p->border = b;
+  p->border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
+      g_rand_double_range (r, 0.0, 255.0);
+  p->filter_alpha = fi->channels == 4 && g_rand_boolean (r);
+  p->bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
+      g_rand_double_range (r, -20.0, 20.0);
+  if (shape) {
+    p->scale = 1.0 / ref_kernel_sum_abs (k);
+    p->convolution = g_rand_boolean (r);
+    p->anchor_x = g_rand_int_range (r, 0, k->kw);
+    p->anchor_y = g_rand_int_range (r, 0, k->kh);
+  }
+}
+
 /* Frames of several 128-pixel tiles each way (300x200, 521x263: tile
  * edges, and partial tiles at the right and bottom), so that every output
  * is checked across the tiles of the GPU kernels, not only within the
@@ -154,19 +177,7 @@ GST_START_TEST (test_large_frames)
           gaussians[g].sigma) : gcvt_random_kernel (r, k2[0], k2[1], FALSE);
       img = gcvt_random_image (r, fmt, size[0], size[1], -1.0, 1.0);
       e = gcvt_element_new ();
-      ref_params_init (&p, k);
-      p.border = b;
-      p.border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
-          g_rand_double_range (r, 0.0, 255.0);
-      p.filter_alpha = fi->channels == 4 && g_rand_boolean (r);
-      p.bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
-          g_rand_double_range (r, -20.0, 20.0);
-      if (!rank1) {
-        p.scale = 1.0 / ref_kernel_sum_abs (k);
-        p.convolution = g_rand_boolean (r);
-        p.anchor_x = g_rand_int_range (r, 0, k->kw);
-        p.anchor_y = g_rand_int_range (r, 0, k->kh);
-      }
+      random_settings (r, fi, k, b, !rank1, &p);
       what = rank1 ? g_strdup_printf ("%ux%u gaussian %u sigma %g border=%s",
           size[0], size[1], gaussians[g].n, gaussians[g].sigma,
           ref_border_nick (b)) : g_strdup_printf ("%ux%u random %ux%u "
@@ -216,17 +227,7 @@ GST_START_TEST (test_one_wide_kernels)
       gchar *what = g_strdup_printf ("%ux%u kernel on %ux%u border=%s",
           k->kw, k->kh, size[0], size[1], ref_border_nick (b));
 
-      ref_params_init (&p, k);
-      p.border = b;
-      p.border_value = fi->is_float ? g_rand_double_range (r, -1.0, 1.0) :
-          g_rand_double_range (r, 0.0, 255.0);
-      p.scale = 1.0 / ref_kernel_sum_abs (k);
-      p.bias = fi->is_float ? g_rand_double_range (r, -0.25, 0.25) :
-          g_rand_double_range (r, -20.0, 20.0);
-      p.convolution = g_rand_boolean (r);
-      p.anchor_x = g_rand_int_range (r, 0, k->kw);
-      p.anchor_y = g_rand_int_range (r, 0, k->kh);
-      p.filter_alpha = fi->channels == 4 && g_rand_boolean (r);
+      random_settings (r, fi, k, b, TRUE, &p);
       gcvt_set_params (e, &p);
       gcvt_run_and_check (e, fmt, fmt, img, &p, 0, 0, what);
       gcvt_element_unref (e);
