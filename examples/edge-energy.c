@@ -346,6 +346,29 @@ set_kernel (GstElement * element, const gchar * property, const gfloat * k,
 }
 
 /* Prints warnings; returns FALSE (and prints it) for an error. */
+/* The names of the elements inside `element` (a decodebin's demuxer and
+ * decoders), comma-separated, or "none". */
+static gchar *
+bin_children (GstElement * element)
+{
+  GString *names = g_string_new (NULL);
+  GValue item = G_VALUE_INIT;
+  GstIterator *it;
+
+  if (GST_IS_BIN (element)) {
+    it = gst_bin_iterate_recurse (GST_BIN (element));
+    while (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+      g_string_append_printf (names, "%s%s", names->len ? ", " : "",
+          GST_OBJECT_NAME (g_value_get_object (&item)));
+      g_value_reset (&item);
+    }
+    g_value_unset (&item);
+    gst_iterator_free (it);
+  }
+  return names->len ? g_string_free (names, FALSE) :
+      (g_string_free (names, TRUE), g_strdup ("none"));
+}
+
 static gboolean
 handle_message (GstMessage * msg)
 {
@@ -664,8 +687,11 @@ main (int argc, char **argv)
         GST_MESSAGE_ASYNC_DONE | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING
         | GST_MESSAGE_EOS);
     if (!msg) {
-      g_printerr ("edge-energy: no video frame within %d s: the file may be "
-          "damaged or hold no decodable video\n", PREROLL_SECONDS);
+      gchar *plugged = bin_children (src);
+      g_printerr ("edge-energy: no video frame within %d s (plugged: %s): "
+          "the file may be damaged or hold no decodable video\n",
+          PREROLL_SECONDS, plugged);
+      g_free (plugged);
       failed = TRUE;
       break;
     }
