@@ -35,6 +35,8 @@ static gint opt_warmup = 2;
 static gboolean opt_list = FALSE;
 static gint opt_device = -1;
 static gint opt_seed = 1;
+static gchar *opt_candidates = NULL;
+static gboolean opt_show_all = FALSE;
 
 static const GOptionEntry entries[] = {
   {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
@@ -68,6 +70,12 @@ static const GOptionEntry entries[] = {
       "CUDA device id (default -1: the first usable)", "ID"},
   {"seed", 0, 0, G_OPTION_ARG_INT, &opt_seed,
       "Seed of the random frames and kernels (default 1)", "N"},
+  {"candidates", 0, 0, G_OPTION_ARG_STRING, &opt_candidates,
+      "Time only these variants, comma-separated (default: every "
+      "candidate; see --list)", "LIST"},
+  {"show-all", 0, 0, G_OPTION_ARG_NONE, &opt_show_all,
+      "Print every candidate's time at each point, not only the best two",
+      NULL},
   {NULL}
 };
 
@@ -244,6 +252,17 @@ main (int argc, char **argv)
     return 2;
   }
   candidates = sweep_candidates_usable (rejected);
+  if (opt_candidates) {
+    candidates = (const char *const *) g_strsplit (opt_candidates, ",", -1);
+    for (const char *const *c = candidates; *c; c++) {
+      GcvVariant v;
+      if (!gcv_variant_parse (*c, &v, &error)) {
+        fprintf (stderr, "gpuconvolve-tune: --candidates: '%s': %s\n", *c,
+            error->message);
+        return 2;
+      }
+    }
+  }
   if (opt_list) {
     list_points (points, candidates);
     return 0;
@@ -364,6 +383,11 @@ main (int argc, char **argv)
           t_left, key, best ? best->variant : "NOTHING RAN",
           best ? best->ms : 0.0, pt.n_timed, pt.n_dropped, next,
           pt.errors->len ? "; errors: " : "", pt.errors->str);
+      for (guint r = 0; opt_show_all && r < pt.results->len; r++) {
+        const SweepResult *res = &g_array_index (pt.results, SweepResult, r);
+        fprintf (stderr, "    %-28s %.4f ms%s  %s\n", res->variant, res->ms,
+            res->dropped ? " (dropped)" : "", res->description);
+      }
       g_free (next);
       g_free (t_elapsed);
       g_free (t_left);
