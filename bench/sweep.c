@@ -19,9 +19,10 @@ const char *const sweep_candidates[] = {
   "register p=4 block=128",
   "register p=8 block=128",
   "register p=8 block=256",
-  "fft",
-  "fft p=5",
-  "fft p=3",
+  "fft tile=256",
+  "fft tile=512",
+  "fft tile=1024",
+  "fft tile=128",
   "direct",
   NULL
 };

@@ -56,8 +56,10 @@ typedef struct {
   gfloat out_scale;
   gboolean unpack;              /* 8-bit frames go through floats */
   size_t tiled_smem;            /* tiled, adaptive: its shared memory */
+  gboolean halo_in_kernel;      /* the kernel chosen builds the halo */
   GcvCudaFft *fft;
-  int fft_setup[6];             /* width, height, kw, kh, channels, prime */
+  int fft_setup[7];             /* width, height, kw, kh, channels, prime,
+                                 * tile */
   gfloat *fft_taps;             /* the taps whose spectrum fft holds */
   guint filter_serial;
   /* The kernel the device runs: the filter's, or for tiled's unrolled
@@ -525,6 +527,8 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
   c.host_taps = cp->wide_taps ? cp->wide_taps : f->taps;
+  c.border = f->border;
+  c.border_value = f->border_value;
   c.stream = s->stream;
   return c;
 }
@@ -582,6 +586,7 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
       l->fused_rows |= 1u << rows;
   }
   l->taps_in_memory = wide.kw * wide.kh > GCV_CUDA_PARAM_TAPS;
+  l->unrolled_kw = wide.kw;
   l->adaptive_rows = gcv_cuda_tiled_choose (c, dev, &cp->tiled_smem);
   if (c->kw == 1 && l->adaptive_rows == 0)
     l->adaptive_rows = 1;       /* the column pass needs no tile */
@@ -596,13 +601,13 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
  * device, say) leaves cp->fft NULL and says why in `why`. */
 static gboolean
 ensure_fft (CudaPlan * cp, const GcvPlan * plan, const GcvCudaConv * c,
-    gint prime, gchar * why, gsize why_len, GError ** error)
+    const GcvVariant * v, gchar * why, gsize why_len, GError ** error)
 {
   const GcvFilter *f = plan->filter;
   int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
       f->filter_alpha ? 4 : 3;
-  int setup[6] = { c->width, c->height, (int) f->kw, (int) f->kh, channels,
-    prime
+  int setup[7] = { c->width, c->height, (int) f->kw, (int) f->kh, channels,
+    v->fft_prime, v->fft_tile
   };
   gboolean same_setup = cp->fft
       && memcmp (setup, cp->fft_setup, sizeof (setup)) == 0;
@@ -619,7 +624,7 @@ ensure_fft (CudaPlan * cp, const GcvPlan * plan, const GcvCudaConv * c,
       streams[i] = cp->slots[i].stream;
     g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
     cp->fft = gcv_cuda_fft_new (c->width, c->height, f->kw, f->kh, channels,
-        prime, cp->n_slots, streams, why, why_len);
+        v->fft_prime, v->fft_tile, cp->n_slots, streams, why, why_len);
     memcpy (cp->fft_setup, setup, sizeof (setup));
   }
   if (cp->fft && !gcv_cuda_fft_set_filter (cp->fft, f->taps, f->kw, f->kh,
@@ -638,6 +643,24 @@ column_pass (const GcvFilter * f, const GcvVariant * v)
 {
   return f->kw == 1 && (v->family == GCV_FAMILY_TILED
       || v->family == GCV_FAMILY_SEPARABLE);
+}
+
+/* Whether the kernel that runs builds the halo as it loads its tiles
+ * (load_tile_quads()) instead of reading a halo a separate pass filled
+ * first: tiled's unrolled kernels on one-channel frames. Measured on an
+ * H200 (docs/performance.md), that saved 2-3.5% at GRAY32F 3x3 to 17x17
+ * 4096x4096; it lost up to 2% for the RGBA family's tiled kernels and 3-7%
+ * for fused separable, whose tiles are taller (more edge blocks).
+ * GPUCONVOLVE_CUDA_HALO_PASS makes every kernel use the pass, to measure
+ * one against the other. */
+static gboolean
+halo_in_kernel (const CudaPlan * cp, const GcvFilter * f,
+    const GcvVariant * v)
+{
+  if (column_pass (f, v) || g_getenv ("GPUCONVOLVE_CUDA_HALO_PASS"))
+    return FALSE;
+  return v->family == GCV_FAMILY_TILED && !v->adaptive
+      && (cp->pix == GCV_PIX_U8 || cp->pix == GCV_PIX_F32);
 }
 
 /* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
@@ -670,8 +693,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
       plan->forced_variant ? &forced : NULL, f->rank1, choice);
   if (v->family == GCV_FAMILY_FFT) {
-    if (!ensure_fft (cp, plan, &c, v->fft_prime, fft_error,
-            sizeof (fft_error), error))
+    if (!ensure_fft (cp, plan, &c, v, fft_error, sizeof (fft_error), error))
       return FALSE;
     if (!cp->fft)
       gcv_dispatch_fall_back (choice, GCV_FALLBACK_FFT_SETUP, &key, &limits);
@@ -684,6 +706,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   }
   /* after any fall-back: the FFT's may hand over to tiled */
   set_run_kernel (cp, f, v);
+  cp->halo_in_kernel = halo_in_kernel (cp, f, v);
 
   name = gcv_variant_to_string (v);
   if (column_pass (f, v)) {
@@ -693,9 +716,13 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   } else if (v->family == GCV_FAMILY_TILED) {
     params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
         "unrolled");
+  } else if (v->family == GCV_FAMILY_FFT && v->fft_tile) {
+    int nx, ny, tiles;
+    gcv_cuda_fft_size (cp->fft, &nx, &ny, &tiles);
+    params = g_strdup_printf ("tile=%d, %d tiles", nx, tiles);
   } else if (v->family == GCV_FAMILY_FFT) {
-    int nx, ny;
-    gcv_cuda_fft_size (cp->fft, &nx, &ny);
+    int nx, ny, tiles;
+    gcv_cuda_fft_size (cp->fft, &nx, &ny, &tiles);
     params = g_strdup_printf ("p=%d %dx%d", v->fft_prime, nx, ny);
   } else {
     params = g_strdup (strchr (name, ' ') ? strchr (name, ' ') + 1 : "");
@@ -885,7 +912,9 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
       return FALSE;
     s->taps_serial = cp->filter_serial;
   }
-  if (!CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
+  c.halo_in_kernel = cp->halo_in_kernel;
+  if (!c.halo_in_kernel
+      && !CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
               c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;

@@ -20,6 +20,8 @@ gcv_variant_to_string (const GcvVariant * v)
       return v->two_pass ? g_strdup ("separable two-pass") :
           g_strdup_printf ("separable fused ty=%d", v->rows ? v->rows : 4);
     case GCV_FAMILY_FFT:
+      if (v->fft_tile)
+        return g_strdup_printf ("fft tile=%d", v->fft_tile);
       return v->fft_prime && v->fft_prime != 7 ?
           g_strdup_printf ("fft p=%d", v->fft_prime) : g_strdup ("fft");
     default:
@@ -79,6 +81,8 @@ gcv_variant_parse (const gchar * text, GcvVariant * v, GError ** error)
           field = &v->lane_outputs;
         else if (strcmp (*w, "p") == 0 && v->family == GCV_FAMILY_FFT)
           field = &v->fft_prime;
+        else if (strcmp (*w, "tile") == 0 && v->family == GCV_FAMILY_FFT)
+          field = &v->fft_tile;
         else if (strcmp (*w, "block") == 0
             && v->family == GCV_FAMILY_REGISTER)
           field = &v->block;
@@ -113,27 +117,69 @@ channels_of (GcvFormat f)
   return gcv_format_channels (f) == 4 ? 3 : 1;
 }
 
+/* The tile edge that runs for `tile` asked: a power of two from 128 (the
+ * smallest measured), at least twice the kernel's longer side, so that
+ * most of each plane is valid output. */
+gint
+gcv_dispatch_fft_edge (gint tile, guint kw, guint kh)
+{
+  gint t = 128;
+
+  while (t < tile || t < 2 * (gint) MAX (kw, kh))
+    t *= 2;
+  return t;
+}
+
+/* Overlap-save FFT with tiles of `edge`: every channel's tiles, each
+ * T x T points, at a memory traffic per point (pack, R2C, the product, C2R,
+ * unpack), fitted to every tile size at 72 points (GRAY32F and RGBA, 720p
+ * to 4096x4096, kernels 13 to 63) on an H200, plus what the launches cost
+ * per frame, from the 1280x720 points of the dispatcher check. */
+static gdouble
+fft_tile_seconds (const GcvDispatchKey * key, const GcvDeviceInfo * dev,
+    gint edge)
+{
+  gdouble across = ceil ((gdouble) key->width / (edge - key->kw + 1));
+  gdouble down = ceil ((gdouble) key->height / (edge - key->kh + 1));
+  gdouble points = across * down * edge * edge * channels_of (key->format);
+  gdouble bytes = edge == 128 ? 77.0 : edge == 256 ? 83.0 :
+      edge == 512 ? 88.0 : 80.0;
+
+  return points * bytes / dev->bytes_per_s + 25e-6;
+}
+
+gint
+gcv_dispatch_fft_tile (const GcvDispatchKey * key, const GcvDeviceInfo * dev)
+{
+  gint best = gcv_dispatch_fft_edge (0, key->kw, key->kh);
+
+  for (gint t = best * 2; t <= GCV_FFT_MAX_TILE; t *= 2)
+    if (fft_tile_seconds (key, dev, t) < fft_tile_seconds (key, dev, best))
+      best = t;
+  return best;
+}
+
 /* Direct 2D: the larger of its arithmetic and its memory traffic. The
  * arithmetic goes at the share of the FMA rate the tiled kernels reach on
- * H100 and H200: unrolled for the kernel width, 60% for one channel and 20%
- * for the RGBA family (four float accumulators per pixel crowd the
- * registers); adaptive (no instance for that width), 17% and 10%. FFT: the
- * equivalent of 22 passes of 8 bytes per padded sample and channel (pack,
- * two 2D transforms, the product, unpack), bandwidth-bound: a 4116x4116
- * plane took 0.62 ms on an H200, a 3888x2187 RGBA frame 0.75 ms. */
+ * H100 and H200: unrolled for the kernel width (the taps of the widened
+ * kernel where it runs widened), 60% for one channel and 40% for the RGBA
+ * family (three float accumulators per pixel crowd the registers);
+ * adaptive (no instance for that width), 17% and 15%. FFT: overlap-save
+ * tiles of the best size (fft_tile_seconds()). */
 gboolean
 gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev)
 {
   gdouble px = (gdouble) key->width * key->height;
   gdouble ch = channels_of (key->format);
-  gdouble share = ch > 1 ? (key->unrolled ? 0.2 : 0.1) :
+  gdouble share = ch > 1 ? (key->unrolled ? 0.4 : 0.15) :
       (key->unrolled ? 0.6 : 0.17);
-  gdouble direct = MAX (px * ch * key->kw * key->kh / (share * dev->fma_per_s),
+  guint kw = key->unrolled && key->unrolled_kw ? key->unrolled_kw : key->kw;
+  gdouble direct = MAX (px * ch * kw * key->kh / (share * dev->fma_per_s),
       px * sample_bytes (key->format) / dev->bytes_per_s);
-  gdouble padded = (gdouble) (key->width + key->kw) * (key->height + key->kh);
-  gdouble fft = 22.0 * padded * ch * 8.0 / dev->bytes_per_s;
-  return fft < direct;
+
+  return fft_tile_seconds (key, dev, gcv_dispatch_fft_tile (key, dev)) <
+      direct;
 }
 
 /* Whether a rank-1 kernel runs faster as separable passes than as a 2D
@@ -172,9 +218,8 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     /* tiled runs a kernel one tap wide as one pass down the columns */
     v->family = GCV_FAMILY_TILED;
   } else if (gcv_dispatch_prefers_fft (key, dev)) {
-    /* sizes of 2, 3 and 5 won most often in the H100 and H200 tables */
     v->family = GCV_FAMILY_FFT;
-    v->fft_prime = 5;
+    v->fft_tile = gcv_dispatch_fft_tile (key, dev);
   } else {
     /* the kernel unrolled for this width where there is one (two outputs
      * down, one for the wide RGBA accumulators); else the adaptive-tiling
@@ -189,14 +234,17 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
 /* A family with the parameters it runs best with, as far as is known
  * without measuring. */
 static void
-family_defaults (GcvVariant * v, GcvFamily family, GcvFormat format)
+family_defaults (GcvVariant * v, GcvFamily family, const GcvDispatchKey * key,
+    const GcvDeviceInfo * dev)
 {
   memset (v, 0, sizeof (*v));
   v->family = family;
   if (family == GCV_FAMILY_TILED)
-    v->rows = gcv_format_channels (format) == 4 ? 1 : 2;
+    v->rows = gcv_format_channels (key->format) == 4 ? 1 : 2;
   else if (family == GCV_FAMILY_SEPARABLE)
     v->rows = 4;
+  else if (family == GCV_FAMILY_FFT)
+    v->fft_tile = gcv_dispatch_fft_tile (key, dev);
 }
 
 static gboolean
@@ -209,7 +257,8 @@ has_rows (guint mask, gint rows)
  * rows (as asked, else 4, else two passes), and tiled's kernel (unrolled
  * for the width where asked and it fits, else adaptive, else direct). */
 static void
-settle (GcvChoice * c, const GcvFamilyLimits * limits)
+settle (GcvChoice * c, const GcvDispatchKey * key,
+    const GcvFamilyLimits * limits)
 {
   GcvVariant *v = &c->variant;
 
@@ -226,7 +275,11 @@ settle (GcvChoice * c, const GcvFamilyLimits * limits)
       v->two_pass = v->rows == 0;
     }
   }
-  if (v->family == GCV_FAMILY_FFT && v->fft_prime != 2
+  if (v->family == GCV_FAMILY_FFT && v->fft_tile) {
+    v->fft_tile = gcv_dispatch_fft_edge (v->fft_tile, key->kw, key->kh);
+    v->fft_prime = 0;
+  }
+  else if (v->family == GCV_FAMILY_FFT && v->fft_prime != 2
       && v->fft_prime != 3 && v->fft_prime != 5)
     v->fft_prime = 7;
   if (v->family == GCV_FAMILY_TILED) {
@@ -258,6 +311,7 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
 
   memset (c, 0, sizeof (*c));
   key.unrolled = has_rows (limits->unrolled_rows, 2);
+  key.unrolled_kw = limits->unrolled_kw;
   if (forced) {
     *v = *forced;
     c->source = GCV_SOURCE_FORCED;
@@ -284,19 +338,19 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
       c->source = GCV_SOURCE_HEURISTIC;
     }
     if (requested != GCV_FAMILY_AUTO && requested != v->family) {
-      family_defaults (v, requested, key.format);
+      family_defaults (v, requested, &key, dev);
       c->source = GCV_SOURCE_REQUESTED;
     }
   }
   if (v->family == GCV_FAMILY_SEPARABLE && !rank1) {
     c->fallback = GCV_FALLBACK_NOT_RANK1;
-    family_defaults (v, GCV_FAMILY_TILED, key.format);
+    family_defaults (v, GCV_FAMILY_TILED, &key, dev);
   }
   if (v->family == GCV_FAMILY_REGISTER && !limits->register_fits) {
     c->fallback = GCV_FALLBACK_REGISTER_SIZE;
-    family_defaults (v, GCV_FAMILY_TILED, key.format);
+    family_defaults (v, GCV_FAMILY_TILED, &key, dev);
   }
-  settle (c, limits);
+  settle (c, &key, limits);
 }
 
 void
@@ -304,8 +358,8 @@ gcv_dispatch_fall_back (GcvChoice * c, GcvFallback why,
     const GcvDispatchKey * key, const GcvFamilyLimits * limits)
 {
   c->fallback = why;
-  family_defaults (&c->variant, GCV_FAMILY_TILED, key->format);
-  settle (c, limits);
+  family_defaults (&c->variant, GCV_FAMILY_TILED, key, NULL);
+  settle (c, key, limits);
 }
 
 const gchar *

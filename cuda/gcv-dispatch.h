@@ -11,7 +11,8 @@ G_BEGIN_DECLS
 /* A family with its parameters, one meaning to each field; 0 leaves the
  * value to the family. As text (tuning tables, gcv_plan_set_variant()):
  * "tiled ty=2", "tiled" (adaptive), "register p=8 block=128",
- * "separable fused ty=4", "separable two-pass", "fft p=5", "direct". */
+ * "separable fused ty=4", "separable two-pass", "fft p=5", "fft tile=512",
+ * "direct". */
 typedef struct {
   GcvFamily family;
   gint rows;                    /* tiled, fused separable: outputs down per
@@ -23,8 +24,10 @@ typedef struct {
                                  * (else one fused kernel) */
   gint lane_outputs;            /* register: outputs per lane */
   gint block;                   /* register: threads per block */
-  gint fft_prime;               /* fft: the largest prime factor of the
-                                 * transform sizes */
+  gint fft_prime;               /* fft over the whole frame: the largest
+                                 * prime factor of the transform sizes */
+  gint fft_tile;                /* fft over overlap-save tiles this many
+                                 * pixels on a side (0: the whole frame) */
 } GcvVariant;
 
 /* What a choice depends on. */
@@ -35,6 +38,8 @@ typedef struct {
   guint width, height;
   gboolean unrolled;            /* a tiled kernel unrolled for kw exists;
                                  * not part of table keys */
+  guint unrolled_kw;            /* the width it runs at, kw widened by zero
+                                 * taps (0: kw); not part of table keys */
   gboolean separable_only;      /* separable=always: the separable paths
                                  * alone; not part of table keys */
 } GcvDispatchKey;
@@ -61,6 +66,8 @@ typedef struct {
                                  * fits shared memory */
   gboolean register_fits;       /* the register cache has an instance */
   guint fused_rows;             /* fused separable */
+  guint unrolled_kw;            /* tiled, unrolled: the width of the kernel
+                                 * that runs (0: kw) */
 } GcvFamilyLimits;
 
 /* Where a choice came from. */
@@ -111,6 +118,13 @@ gboolean gcv_variant_parse (const gchar * text, GcvVariant * v,
  * FFT above the crossover, tiled otherwise. */
 void gcv_dispatch_heuristic (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, GcvVariant * v);
+/* FFT tiles: the largest edge a variant may ask for; the edge that runs
+ * for `tile` asked (a power of two, at least 128 and twice the kernel);
+ * the edge expected fastest for the key. */
+#define GCV_FFT_MAX_TILE 1024
+gint gcv_dispatch_fft_edge (gint tile, guint kw, guint kh);
+gint gcv_dispatch_fft_tile (const GcvDispatchKey * key,
+    const GcvDeviceInfo * dev);
 /* Whether FFT is expected to beat direct 2D for this key (the crossover). */
 gboolean gcv_dispatch_prefers_fft (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev);

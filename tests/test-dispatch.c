@@ -20,7 +20,7 @@ test_variant_round_trip (void)
     "register p=4 block=128", "register p=8 block=128",
     "register p=8 block=256", "separable fused ty=4",
     "separable fused ty=8", "separable two-pass", "fft", "fft p=5",
-    "fft p=3",
+    "fft p=3", "fft tile=512",
   };
   static const struct {
     const char *text, *written;
@@ -33,6 +33,7 @@ test_variant_round_trip (void)
     {"register block=256 p=4", "register p=4 block=256",
         GCV_FAMILY_REGISTER},
     {"fft p=7", "fft", GCV_FAMILY_FFT},
+    {"fft p=5 tile=256", "fft tile=256", GCV_FAMILY_FFT},
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (canonical); i++) {
@@ -63,7 +64,8 @@ test_variant_bad (void)
     "", "   ", "auto", "winograd", "Tiled", "tiled ty=0", "tiled ty=x",
     "tiled ty=", "tiled ty", "tiled ty=2000", "tiled ty=-2", "tiled p=4",
     "register ty=2", "direct ty=1", "separable p=4", "fft ty=2",
-    "register block=128x", "tiled unrolled",
+    "register block=128x", "tiled unrolled", "fft tile=0", "fft tile=2048",
+    "tiled tile=128",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
@@ -592,15 +594,55 @@ device (GcvDeviceInfo * dev)
  * costs the larger of its arithmetic, kw*kh FMAs per output sample and
  * filtered channel at a share of the FMA rate (GRAY_FMA_SHARE for one
  * channel, RGBA_FMA_SHARE for the RGBA family), and its traffic, one sample
- * read and one written (4 bytes each, 1 for GRAY8); FFT costs FFT_PASSES
- * passes of 8 bytes over each filtered channel's padded plane of
- * (width + kw) x (height + kh), at the memory bandwidth. RGBA-family frames
- * filter 3 channels. The constants follow its comment. */
+ * read and one written (4 bytes each, 1 for GRAY8). FFT costs its best
+ * tile: T x T planes (T a power of two from 128 to 1024, at least twice
+ * the kernel), one per tile and channel, the tiles (T - kw + 1) apart
+ * across and (T - kh + 1) down over the frame, each point some bytes of
+ * traffic at the memory bandwidth (tile_bytes()), plus FFT_FRAME_SECONDS.
+ * RGBA-family frames filter 3 channels. The constants follow its comment. */
 #define GRAY_FMA_SHARE 0.6         /* kernel unrolled for the width */
-#define RGBA_FMA_SHARE 0.2
+#define RGBA_FMA_SHARE 0.4
 #define GRAY_FMA_SHARE_ADAPTIVE 0.17    /* no such kernel: adaptive tiling */
-#define RGBA_FMA_SHARE_ADAPTIVE 0.1
-#define FFT_PASSES 22.0
+#define RGBA_FMA_SHARE_ADAPTIVE 0.15
+#define FFT_FRAME_SECONDS 25e-6
+
+static double
+tile_bytes (int t)
+{
+  switch (t) {
+    case 128:
+      return 77.0;
+    case 256:
+      return 83.0;
+    case 512:
+      return 88.0;
+    default:
+      return 80.0;
+  }
+}
+
+/* the best tile's time, and that tile in *best */
+static double
+fft_seconds (double channels, guint kw, guint kh, guint width, guint height,
+    const GcvDeviceInfo * dev, int *best)
+{
+  double least = 1e30;
+
+  for (int t = 128; t <= 1024; t *= 2) {
+    double tiles, s;
+    if (t < 2 * (int) kw || t < 2 * (int) kh)
+      continue;
+    tiles = ceil ((double) width / (t - kw + 1)) *
+        ceil ((double) height / (t - kh + 1));
+    s = tiles * t * t * channels * tile_bytes (t) / dev->bytes_per_s
+        + FFT_FRAME_SECONDS;
+    if (s < least) {
+      least = s;
+      *best = t;
+    }
+  }
+  return least;
+}
 
 static gboolean
 fft_expected (GcvFormat format, guint kw, guint kh, guint width,
@@ -615,9 +657,9 @@ fft_expected (GcvFormat format, guint kw, guint kh, guint width,
   double arithmetic = pixels * channels * kw * kh / (share * dev->fma_per_s);
   double traffic = pixels * sample_bytes / dev->bytes_per_s;
   double direct = arithmetic > traffic ? arithmetic : traffic;
-  double fft = FFT_PASSES * (width + kw) * (double) (height + kh) * channels
-      * 8.0 / dev->bytes_per_s;
-  return fft < direct;
+  int tile;
+
+  return fft_seconds (channels, kw, kh, width, height, dev, &tile) < direct;
 }
 
 static GcvFamily
@@ -678,7 +720,7 @@ test_heuristic_cases (void)
 
   /* GRAY32F 3x3 at 1920x1080, adaptive: direct is bound by its traffic,
    * 2073600 * 8 / 3e12 = 5.5 us (arithmetic 2073600 * 9 / 5.1e12 = 3.7 us);
-   * FFT 22 * 1923 * 1083 * 8 / 3e12 = 122 us: tiled */
+   * FFT at least its 25 us per frame: tiled */
   g_assert_false (fft_expected (GCV_FORMAT_GRAY32F, 3, 3, 1920, 1080, FALSE,
           &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080),
@@ -697,9 +739,10 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_TILED);
 
   /* RGBA 15x15 at 3840x2160 (3 channels on both sides), unrolled: direct
-   * 8294400 * 3 * 225 / 6e12 = 0.93 ms; FFT 22 * 3855 * 2175 * 24 / 3e12
-   * = 1.48 ms: tiled. Adaptive: direct 8294400 * 3 * 225 / 3e12 = 1.87 ms:
-   * fft */
+   * 8294400 * 3 * 225 / 12e12 = 0.47 ms; FFT: tiles of 256, 242 valid,
+   * 16 x 9 of them, 144 * 3 * 65536 * 83 / 3e12 + 25 us = 0.81 ms (128:
+   * 34 x 19 tiles, 0.84 ms): tiled. Adaptive: direct 8294400 * 3 * 225 /
+   * 4.5e12 = 1.24 ms: fft */
   g_assert_false (fft_expected (GCV_FORMAT_RGBA, 15, 15, 3840, 2160, TRUE,
           &dev));
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 15, 15, FALSE, 3840,
@@ -710,18 +753,31 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_FFT);
 
   /* GRAY32F 63x63 at 4096x4096, adaptive: direct 16777216 * 3969 / 5.1e12
-   * = 13.1 ms (unrolled, / 18e12: 3.70 ms);
-   * FFT 22 * 4159 * 4159 * 8 / 3e12 = 1.01 ms: fft */
+   * = 13.1 ms (unrolled, / 18e12: 3.70 ms); FFT: tiles of 1024, 962
+   * valid, 5 x 5 of them, 25 * 1048576 * 80 / 3e12 + 25 us = 0.72 ms (512:
+   * 10 x 10 tiles, 0.79 ms): fft */
   g_assert_true (fft_expected (GCV_FORMAT_GRAY32F, 63, 63, 4096, 4096,
           FALSE, &dev));
   g_assert_cmpint (heuristic (GCV_FORMAT_GRAY32F, 63, 63, FALSE, 4096,
           4096), ==, GCV_FAMILY_FFT);
 
   /* RGBA 63x63 at 3840x2160, adaptive: direct 8294400 * 3 * 3969 / 3e12
-   * = 32.9 ms;
-   * FFT 22 * 3903 * 2223 * 24 / 3e12 = 1.53 ms: fft */
+   * = 32.9 ms; FFT: tiles of 1024, 4 x 3 of them, 12 * 3 * 1048576 * 80 /
+   * 3e12 + 25 us = 1.03 ms: fft */
   g_assert_true (fft_expected (GCV_FORMAT_RGBA, 63, 63, 3840, 2160, FALSE,
           &dev));
+  /* GRAY32F 35x35 at 1280x720, run 43 wide: direct 921600 * 43 * 35 /
+   * 18e12 = 77 us (35 wide it would be 63 us); FFT: tiles of 256, 222
+   * valid, 6 x 4 of them, 24 * 65536 * 83 / 3e12 + 25 us = 69 us (128:
+   * 72 us): fft */
+  {
+    GcvDispatchKey key = { GCV_FORMAT_GRAY32F, 35, 35, FALSE, 1280, 720,
+      TRUE, 43
+    };
+    g_assert_true (gcv_dispatch_prefers_fft (&key, &dev));
+    key.unrolled_kw = 35;
+    g_assert_false (gcv_dispatch_prefers_fft (&key, &dev));
+  }
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 63, 63, FALSE, 3840, 2160),
       ==, GCV_FAMILY_FFT);
 }
@@ -771,10 +827,15 @@ test_heuristic_formula (void)
               gcv_format_name (key.format), key.width, key.height, key.kw,
               key.kh, gcv_family_nick (expected_2d (&key, fft)),
               gcv_family_nick (got));
-        if (fft)
+        if (fft) {
+          int tile = 0;
+          fft_seconds (gcv_format_channels (key.format) == 1 ? 1.0 : 3.0,
+              key.kw, key.kh, key.width, key.height, &dev, &tile);
+          g_assert_cmpint (gcv_dispatch_fft_tile (&key, &dev), ==, tile);
           n_fft++;
-        else
+        } else {
           n_tiled++;
+        }
         /* a rank-1 kernel: the separable paths one tap wide (the column
          * pass); odd squares (fused) from 5x5 for one channel and from 3x3
          * for the RGBA family; others from 9 taps each way, or 5 where the
@@ -968,11 +1029,36 @@ test_choice (void)
   g_assert_true (c.variant.two_pass);
   g_assert_cmpint (c.variant.rows, ==, 0);
 
-  /* an FFT set-up that failed falls back to tiled, settled */
+  /* FFT tiles: asked for, the best by the model (5x5 at 1920x1080: 16 x
+   * 9 tiles of 128, 61 us of traffic; 256: 73 us); forced, a power of two
+   * from 128 and at least twice the kernel; the whole frame, p=7 unless
+   * 2, 3 or 5 */
   all_fit (&l);
+  assert_choice (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE,
+      "fft tile=128", GCV_SOURCE_REQUESTED, GCV_FALLBACK_NONE);
+  assert_choice (&small, &l, NULL, GCV_FAMILY_AUTO, "fft tile=100", FALSE,
+      "fft tile=128", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  assert_choice (&small, &l, NULL, GCV_FAMILY_AUTO, "fft tile=1024 p=5",
+      FALSE, "fft tile=1024", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  assert_choice (&small, &l, NULL, GCV_FAMILY_AUTO, "fft p=4", FALSE,
+      "fft", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  {
+    GcvDispatchKey big = small;
+    big.kw = 127;
+    big.kh = 65;
+    assert_choice (&big, &l, NULL, GCV_FAMILY_AUTO, "fft tile=128", FALSE,
+        "fft tile=256", GCV_SOURCE_FORCED, GCV_FALLBACK_NONE);
+  }
+  g_assert_cmpint (gcv_dispatch_fft_edge (0, 3, 3), ==, 128);
+  g_assert_cmpint (gcv_dispatch_fft_edge (129, 3, 3), ==, 256);
+  g_assert_cmpint (gcv_dispatch_fft_edge (0, 64, 65), ==, 256);
+  g_assert_cmpint (gcv_dispatch_fft_edge (512, 1, 300), ==, 1024);
+
+  /* an FFT set-up that failed falls back to tiled, settled */
   g_free (choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c));
   g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_FFT);
-  g_assert_cmpint (c.variant.fft_prime, ==, 7);
+  g_assert_cmpint (c.variant.fft_tile, ==, 128);
+  g_assert_cmpint (c.variant.fft_prime, ==, 0);
   gcv_dispatch_fall_back (&c, GCV_FALLBACK_FFT_SETUP, &small, &l);
   g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
   g_assert_cmpint (c.variant.rows, ==, 2);

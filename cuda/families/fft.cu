@@ -1,10 +1,19 @@
 /* Family `fft`: correlation through cuFFT. The padded device frame already
  * holds the border, so every border mode works here too (FFT convolutions
  * usually zero-pad). Per frame: the padded frame's channels go into real
- * planes of a cuFFT-friendly size (2^a 3^b 5^c 7^d, at least the padded
- * size, so the valid outputs never wrap), R2C, multiply by the conjugate
- * filter spectrum (made once per filter), C2R, and the valid window goes to
- * the output. RGBA planes run as one batched plan. */
+ * planes, R2C, multiply by the conjugate filter spectrum (made once per
+ * filter), C2R, and each plane's valid window goes to the output. All
+ * planes run as one batched plan.
+ *
+ * The planes are either the whole frame, at a cuFFT-friendly size (2^a 3^b
+ * 5^c 7^d, at least the padded size, so the valid outputs never wrap), or
+ * overlap-save tiles (Podlozhnyuk, "FFT-based 2D convolution", NVIDIA
+ * 2007): T x T planes, T a power of two, read from the padded frame
+ * (T - kw + 1) apart across and (T - kh + 1) down, each giving that many
+ * valid outputs. Small power-of-two transforms stay in shared memory and
+ * cost a smaller log factor than one frame-sized transform. (Batches of
+ * tiles small enough for the L2 cache to hold what passes between the
+ * steps were slower: docs/performance.md.) */
 #include "gcv-cuda-common.cuh"
 
 #include <cufft.h>
@@ -14,11 +23,14 @@ using namespace gcv;
 
 struct _GcvCudaFft {
   int nx, ny, channels, n_slots;
+  int vx, vy;                   /* valid outputs of a plane, across and down */
+  int tiles_x, tiles_y;         /* planes per channel: 1 x 1 for the frame */
   cudaStream_t *streams;        /* per slot; buffers are stream-ordered */
   float *taps;                  /* kh x kw, for the spectrum */
   cufftHandle *r2c, *c2r;       /* per slot: a plan's work area is its own */
-  float **real;                 /* per slot: channels x ny x nx */
-  cufftComplex **spec;          /* per slot: channels x ny x (nx/2+1) */
+  float **real;                 /* per slot: tiles x channels x ny x nx */
+  cufftComplex **spec;          /* per slot: tiles x channels x ny x
+                                 * (nx/2+1) */
   cufftComplex *filter;         /* ny x (nx/2+1): conj(FFT(K)) / (nx ny) */
 };
 
@@ -87,33 +99,69 @@ __device__ __forceinline__ float channel (float4 v, int c)
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
 
-/* padded frame -> zero-extended real planes */
-template <typename In>
-__global__ void
-pack_kernel (GcvCudaConv p, float *real, int nx, int ny, int channels)
+/* A grid dimension of at most 65535 blocks; the kernels stride past it. */
+static inline unsigned
+grid_limit (int n)
 {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= nx || y >= ny)
-    return;
-  const bool inside = x < p.width + p.kw - 1 && y < p.height + p.kh - 1;
-  In v = inside ? ldg (row_ptr<In> (p.src, p.src_pitch, y) + x) : In ();
-  for (int c = 0; c < channels; c++)
-    real[((size_t) c * ny + y) * nx + x] = inside ? channel (v, c) : 0.0f;
+  return n < 65535 ? n : 65535;
 }
 
+/* Where the planes lie in the padded frame: plane b * channels + c holds
+ * channel c of tile b, the window at (tx * vx, ty * vy) for b = ty *
+ * tiles_x + tx. */
+struct Tiling {
+  int nx, ny, vx, vy, tiles_x, tiles;
+};
+
+/* padded frame -> zero-extended real planes, four points across a thread
+ * (one vector store where the planes' rows allow); blockIdx.z strides over
+ * the tiles */
+template <typename In>
+__global__ void
+pack_kernel (GcvCudaConv p, float *real, Tiling t, int channels)
+{
+  const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int pw = p.width + p.kw - 1, ph = p.height + p.kh - 1;
+  if (x >= t.nx || y >= t.ny)
+    return;
+  for (int b = blockIdx.z; b < t.tiles; b += gridDim.z) {
+    const int px = (b % t.tiles_x) * t.vx + x;
+    const int py = (b / t.tiles_x) * t.vy + y;
+    const In *row = row_ptr<In> (p.src, p.src_pitch, py);
+    In v[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+      v[q] = py < ph && px + q < pw ? ldg (row + px + q) : In ();
+    for (int c = 0; c < channels; c++) {
+      float *dst = real + (((size_t) b * channels + c) * t.ny + y) * t.nx + x;
+      if ((t.nx & 3) == 0) {
+        *(float4 *) dst = make_float4 (channel (v[0], c), channel (v[1], c),
+            channel (v[2], c), channel (v[3], c));
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+          if (x + q < t.nx)
+            dst[q] = channel (v[q], c);
+      }
+    }
+  }
+}
+
+/* every plane's spectrum times the filter's; blockIdx.y strides over the
+ * planes */
 __global__ void
 multiply_kernel (cufftComplex * spec, const cufftComplex * filter, size_t n,
-    int channels)
+    int planes)
 {
   size_t k = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= n)
     return;
   const cufftComplex f = filter[k];
-  for (int c = 0; c < channels; c++) {
-    cufftComplex s = spec[c * n + k];
-    spec[c * n + k] = make_cuFloatComplex (s.x * f.x - s.y * f.y,
-        s.x * f.y + s.y * f.x);
+  for (int plane = blockIdx.y; plane < planes; plane += gridDim.y) {
+    cufftComplex *s = spec + plane * n + k;
+    *s = make_cuFloatComplex (s->x * f.x - s->y * f.y,
+        s->x * f.y + s->y * f.x);
   }
 }
 
@@ -136,26 +184,52 @@ conjugate_kernel (cufftComplex * s, size_t n, float scale)
     s[k] = make_cuFloatComplex (s[k].x * scale, -s[k].y * scale);
 }
 
+/* the tiles' valid windows to the output, four points across a thread;
+ * blockIdx.z strides over the tiles */
 template <typename In>
 __global__ void
-unpack_kernel (GcvCudaConv p, const float *real, int nx, int ny, int channels)
+unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels)
 {
   typedef typename AccOf<In>::T Acc;
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= p.width || y >= p.height)
+  const int lx = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int ly = blockIdx.y * blockDim.y + threadIdx.y;
+  if (lx >= t.vx || ly >= t.vy)
     return;
-  float v[4] = { 0, 0, 0, 0 };
-  for (int c = 0; c < channels; c++)
-    v[c] = real[((size_t) c * ny + y) * nx + x];
-  Acc acc;
-  if constexpr (sizeof (Acc) == sizeof (float4))
-    acc = make_float4 (v[0], v[1], v[2], v[3]);
-  else if constexpr (sizeof (Acc) == sizeof (float3))
-    acc = make_float3 (v[0], v[1], v[2]);
-  else
-    acc = v[0];
-  store<In> (p, x, y, acc, centre_of<In> (p, x, y));
+  for (int b = blockIdx.z; b < t.tiles; b += gridDim.z) {
+    const int x = (b % t.tiles_x) * t.vx + lx;
+    const int y = (b / t.tiles_x) * t.vy + ly;
+    if (x >= p.width || y >= p.height)
+      continue;
+    float v[4][4] = { };        /* [channel][point] */
+    for (int c = 0; c < channels; c++) {
+      const float *src = real + (((size_t) b * channels + c) * t.ny + ly)
+          * t.nx + lx;
+      if ((t.nx & 3) == 0) {
+        const float4 f = *(const float4 *) src;
+        v[c][0] = f.x;
+        v[c][1] = f.y;
+        v[c][2] = f.z;
+        v[c][3] = f.w;
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+          v[c][q] = lx + q < t.nx ? src[q] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      if (lx + q >= t.vx || x + q >= p.width)
+        break;
+      Acc acc;
+      if constexpr (sizeof (Acc) == sizeof (float4))
+        acc = make_float4 (v[0][q], v[1][q], v[2][q], v[3][q]);
+      else if constexpr (sizeof (Acc) == sizeof (float3))
+        acc = make_float3 (v[0][q], v[1][q], v[2][q]);
+      else
+        acc = v[0][q];
+      store<In> (p, x + q, y, acc, centre_of<In> (p, x + q, y));
+    }
+  }
 }
 
 template <typename In>
@@ -164,12 +238,17 @@ struct FftPass {
       bool pack)
   {
     dim3 block (32, 8);
+    const Tiling t = { f->nx, f->ny, f->vx, f->vy, f->tiles_x,
+      f->tiles_x * f->tiles_y
+    };
     if (pack)
-      pack_kernel<In> <<<dim3 (div_up (f->nx, 32), div_up (f->ny, 8)), block,
-          0, c.stream>>> (c, f->real[slot], f->nx, f->ny, f->channels);
+      pack_kernel<In> <<<dim3 (div_up (t.nx, 128), div_up (t.ny, 8),
+          grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
+          f->channels);
     else
-      unpack_kernel<In> <<<dim3 (div_up (c.width, 32), div_up (c.height, 8)),
-          block, 0, c.stream>>> (c, f->real[slot], f->nx, f->ny, f->channels);
+      unpack_kernel<In> <<<dim3 (div_up (t.vx, 128), div_up (t.vy, 8),
+          grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
+          f->channels);
     return cudaGetLastError ();
   }
 };
@@ -208,8 +287,9 @@ fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
 {
   cudaStream_t *streams = f->streams;
   int n[2] = { f->ny, f->nx };
-  size_t real = (size_t) f->channels * f->ny * f->nx * sizeof (float);
-  size_t spec = (size_t) f->channels * f->ny * (f->nx / 2 + 1)
+  int planes = f->tiles_x * f->tiles_y * f->channels;
+  size_t real = (size_t) planes * f->ny * f->nx * sizeof (float);
+  size_t spec = (size_t) planes * f->ny * (f->nx / 2 + 1)
       * sizeof (cufftComplex);
 
   CUDA_TRY (cudaMallocAsync ((void **) &f->filter, (size_t) f->ny
@@ -220,24 +300,48 @@ fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
     CUDA_TRY (cudaMallocAsync ((void **) &f->real[s], real, streams[s]));
     CUDA_TRY (cudaMallocAsync ((void **) &f->spec[s], spec, streams[s]));
     FFT_TRY (cufftPlanMany (&f->r2c[s], 2, n, NULL, 1, 0, NULL, 1, 0,
-            CUFFT_R2C, f->channels));
+            CUFFT_R2C, planes));
     FFT_TRY (cufftPlanMany (&f->c2r[s], 2, n, NULL, 1, 0, NULL, 1, 0,
-            CUFFT_C2R, f->channels));
+            CUFFT_C2R, planes));
     FFT_TRY (cufftSetStream (f->r2c[s], streams[s]));
     FFT_TRY (cufftSetStream (f->c2r[s], streams[s]));
   }
   return 1;
 }
 
+/* Plane size and the windows, for the frame (tile 0) or tiles (the
+ * dispatcher makes them at least twice the kernel). */
+static void
+fft_tiling (GcvCudaFft * f, int width, int height, int kw, int kh,
+    int max_prime, int tile)
+{
+  if (tile > 0) {
+    f->nx = f->ny = tile;
+    f->vx = f->nx - kw + 1;
+    f->vy = f->ny - kh + 1;
+  } else {
+    f->nx = friendly (width + kw - 1, max_prime);
+    f->ny = friendly (height + kh - 1, max_prime);
+    f->vx = width;
+    f->vy = height;
+  }
+  f->tiles_x = div_up (width, f->vx);
+  f->tiles_y = div_up (height, f->vy);
+}
+
 extern "C" GcvCudaFft *
 gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
-    int max_prime, int n_slots, cudaStream_t * streams, char *err,
+    int max_prime, int tile, int n_slots, cudaStream_t * streams, char *err,
     size_t err_len)
 {
+  if (tile > 0 && (tile < kw || tile < kh)) {
+    snprintf (err, err_len, "fft tiles of %d are smaller than the %dx%d "
+        "kernel", tile, kw, kh);
+    return NULL;
+  }
   GcvCudaFft *f = new GcvCudaFft ();
-  f->nx = friendly (width + kw - 1, max_prime);
-  f->ny = friendly (height + kh - 1, max_prime);
   f->channels = channels;
+  fft_tiling (f, width, height, kw, kh, max_prime, tile);
   f->n_slots = n_slots;
   f->streams = new cudaStream_t[n_slots];
   for (int s = 0; s < n_slots; s++)
@@ -254,10 +358,11 @@ gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
 }
 
 extern "C" void
-gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny)
+gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny, int *tiles)
 {
   *nx = f->nx;
   *ny = f->ny;
+  *tiles = f->tiles_x * f->tiles_y;
 }
 
 /* The filter spectrum, made through slot 0's buffers on its stream and
@@ -300,11 +405,12 @@ gcv_cuda_fft_run (GcvCudaFft * f, int slot, const GcvCudaConv * c, char *err,
     size_t err_len)
 {
   size_t n = (size_t) f->ny * (f->nx / 2 + 1);
+  const int planes = f->tiles_x * f->tiles_y * f->channels;
 
   CUDA_TRY (GCV_DISPATCH_PIXEL (FftPass, *c, *c, f, slot, true));
   FFT_TRY (cufftExecR2C (f->r2c[slot], f->real[slot], f->spec[slot]));
-  multiply_kernel<<<div_up ((unsigned) n, 256), 256, 0, c->stream>>> (
-      f->spec[slot], f->filter, n, f->channels);
+  multiply_kernel<<<dim3 (div_up ((unsigned) n, 256), grid_limit (planes)),
+      256, 0, c->stream>>> (f->spec[slot], f->filter, n, planes);
   CUDA_TRY (cudaGetLastError ());
   FFT_TRY (cufftExecC2R (f->c2r[slot], f->spec[slot], f->real[slot]));
   CUDA_TRY (GCV_DISPATCH_PIXEL (FftPass, *c, *c, f, slot, false));

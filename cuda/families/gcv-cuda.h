@@ -44,6 +44,11 @@ typedef struct {
   float out_scale;              /* out = (sum + bias) * out_scale, then format */
   const float *taps;            /* kh*kw in device memory (large kernels) */
   const float *host_taps;       /* the same on the host (param path) */
+  int border;                   /* GCV_BORDER_INDEX_*, and the constant */
+  float border_value;
+  int halo_in_kernel;           /* the halo of src is not filled: the
+                                 * kernel reads it through the border rule
+                                 * (load_tile_quads()) */
   cudaStream_t stream;
 } GcvCudaConv;
 
@@ -86,7 +91,7 @@ cudaError_t gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem);
  * The shared memory they need (0: no instance, or too much for the device),
  * and the launch. The padded frame's rows must have 3 pixels of slack. */
 #define GCV_TILED_WIDTHS(X) X(3) X(5) X(7) X(9) X(11) X(13) X(15) X(17) \
-  X(21) X(25) X(31) X(43)
+  X(21) X(25) X(27) X(31) X(43)
 size_t gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev);
 cudaError_t gcv_cuda_tiled_width (const GcvCudaConv * c, int ty);
@@ -120,14 +125,16 @@ cudaError_t gcv_cuda_separable (const GcvCudaConv * c, const float *row,
     const GcvCudaDevice * dev);
 
 /* fft.cu: cuFFT correlation over the padded frame, `channels` planes (1,
- * 3 or 4) in one batched plan, buffers and plans per slot; transform sizes
- * have no prime factor above max_prime (2, 3, 5 or 7). Errors are written
- * into err. */
+ * 3 or 4) of the whole frame, or of overlap-save tiles `tile` pixels on a
+ * side (at least the kernel) where `tile` > 0, in one batched plan, buffers
+ * and plans per slot. Whole-frame transform sizes have no prime factor
+ * above max_prime (2, 3, 5 or 7). Errors are written into err. */
 typedef struct _GcvCudaFft GcvCudaFft;
 GcvCudaFft *gcv_cuda_fft_new (int width, int height, int kw, int kh,
-    int channels, int max_prime, int n_slots, cudaStream_t * streams,
-    char *err, size_t err_len);
-void gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny);
+    int channels, int max_prime, int tile, int n_slots,
+    cudaStream_t * streams, char *err, size_t err_len);
+/* the transform size, and the tiles per channel (1 for the frame) */
+void gcv_cuda_fft_size (const GcvCudaFft * f, int *nx, int *ny, int *tiles);
 int gcv_cuda_fft_set_filter (GcvCudaFft * f, const float *taps, int kw,
     int kh, char *err, size_t err_len);
 int gcv_cuda_fft_run (GcvCudaFft * f, int slot, const GcvCudaConv * c,
