@@ -56,7 +56,6 @@ typedef struct {
   gfloat out_scale;
   gboolean unpack;              /* 8-bit frames go through floats */
   size_t tiled_smem;            /* tiled, adaptive: its shared memory */
-  gboolean halo_in_kernel;      /* the kernel chosen builds the halo */
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,
                                  * tile */
@@ -527,8 +526,6 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
   c.host_taps = cp->wide_taps ? cp->wide_taps : f->taps;
-  c.border = f->border;
-  c.border_value = f->border_value;
   c.stream = s->stream;
   return c;
 }
@@ -645,24 +642,6 @@ column_pass (const GcvFilter * f, const GcvVariant * v)
       || v->family == GCV_FAMILY_SEPARABLE);
 }
 
-/* Whether the kernel that runs builds the halo as it loads its tiles
- * (load_tile_quads()) instead of reading a halo a separate pass filled
- * first: tiled's unrolled kernels on one-channel frames. Measured on an
- * H200 (docs/performance.md), that saved 2-3.5% at GRAY32F 3x3 to 17x17
- * 4096x4096; it lost up to 2% for the RGBA family's tiled kernels and 3-7%
- * for fused separable, whose tiles are taller (more edge blocks).
- * GPUCONVOLVE_CUDA_HALO_PASS makes every kernel use the pass, to measure
- * one against the other. */
-static gboolean
-halo_in_kernel (const CudaPlan * cp, const GcvFilter * f,
-    const GcvVariant * v)
-{
-  if (column_pass (f, v) || g_getenv ("GPUCONVOLVE_CUDA_HALO_PASS"))
-    return FALSE;
-  return v->family == GCV_FAMILY_TILED && !v->adaptive
-      && (cp->pix == GCV_PIX_U8 || cp->pix == GCV_PIX_F32);
-}
-
 /* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
  * families report, makes the FFT set-up a choice of FFT needs, and writes
  * the description. */
@@ -706,7 +685,6 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   }
   /* after any fall-back: the FFT's may hand over to tiled */
   set_run_kernel (cp, f, v);
-  cp->halo_in_kernel = halo_in_kernel (cp, f, v);
 
   name = gcv_variant_to_string (v);
   if (column_pass (f, v)) {
@@ -912,9 +890,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
       return FALSE;
     s->taps_serial = cp->filter_serial;
   }
-  c.halo_in_kernel = cp->halo_in_kernel;
-  if (!c.halo_in_kernel
-      && !CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
+  if (!CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
               c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;

@@ -9,6 +9,22 @@ using namespace gcv;
 
 namespace {
 
+template <typename T> __device__ __forceinline__ T splat (float v);
+template <> __device__ __forceinline__ unsigned char splat (float v)
+{
+  return (unsigned char) v;     /* the backend only sends byte values here */
+}
+template <> __device__ __forceinline__ float splat (float v) { return v; }
+template <> __device__ __forceinline__ uchar4 splat (float v)
+{
+  unsigned char b = (unsigned char) v;
+  return make_uchar4 (b, b, b, b);
+}
+template <> __device__ __forceinline__ float4 splat (float v)
+{
+  return make_float4 (v, v, v, v);
+}
+
 /* One thread per halo pixel: the rows above and below the interior, then
  * the columns left and right of it. */
 template <typename T>

@@ -5,7 +5,6 @@
 
 #include "gcv-cuda.h"
 #include "gcv-cuda-context.h"
-#include "gcv-border.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -294,71 +293,21 @@ store_quad (const GcvCudaConv & p, int x, int y,
       store<In> (p, x + q, y, acc[q], centre[q]);
 }
 
-/* The constant border as a pixel (the backend sends byte values for the
- * 8-bit kinds). */
-template <typename T> __device__ __forceinline__ T splat (float v);
-template <> __device__ __forceinline__ unsigned char splat (float v)
-{
-  return (unsigned char) v;
-}
-template <> __device__ __forceinline__ float splat (float v) { return v; }
-template <> __device__ __forceinline__ uchar4 splat (float v)
-{
-  unsigned char b = (unsigned char) v;
-  return make_uchar4 (b, b, b, b);
-}
-template <> __device__ __forceinline__ rgbx8 splat (float v)
-{
-  unsigned char b = (unsigned char) v;
-  return { b, b, b, b };
-}
-template <> __device__ __forceinline__ float4 splat (float v)
-{
-  return make_float4 (v, v, v, v);
-}
-
-/* Pixel (px, py) of the padded frame as the border rule makes it: the
- * frame is its interior, at (ax, ay). */
-template <typename In>
-__device__ __forceinline__ In
-padded_pixel (const GcvCudaConv & p, int px, int py)
-{
-  const int sx = gcv_border_index (px - p.ax, p.width, p.border);
-  const int sy = gcv_border_index (py - p.ay, p.height, p.border);
-  if (sx < 0 || sy < 0)
-    return splat<In> (p.border_value);
-  return ldg (row_ptr<In> (p.src, p.src_pitch, sy + p.ay) + sx + p.ax);
-}
-
 /* Loads rows y0.. of the padded frame, columns x0.. (sp of them, a multiple
  * of 4) into a shared tile, four pixels a vector. The padded rows have slack
- * past pw, so whole vectors can be read; beyond the frame the tile gets 0.
- * Where the halo is left to the kernel (p.halo_in_kernel), blocks whose
- * tile reaches past the interior make the vectors that touch the halo pixel
- * by pixel through the border rule; the others, most of the frame, never
- * look at the halo. */
+ * past pw, so whole vectors can be read; beyond the frame the tile gets 0. */
 template <typename In>
 __device__ __forceinline__ void
 load_tile_quads (In * tile, int sp, int rows, const GcvCudaConv & p, int x0,
     int y0, int pw, int ph, int thread, int n_threads)
 {
   typedef typename Quad<In>::T Vec;
-  const bool edge = p.halo_in_kernel && (x0 < p.ax || y0 < p.ay
-      || x0 + sp > p.ax + p.width || y0 + rows > p.ay + p.height);
   for (int k = thread; k < rows * (sp / 4); k += n_threads) {
     const int r = k / (sp / 4), c = (k % (sp / 4)) * 4;
-    const int px = x0 + c, py = y0 + r;
     Vec v = { };
-    if (edge && py < ph && px < pw && (px < p.ax || px + 4 > p.ax + p.width
-            || py < p.ay || py >= p.ay + p.height)) {
-#pragma unroll
-      for (int q = 0; q < 4; q++)
-        tile[r * sp + c + q] = px + q < pw ?
-            padded_pixel<In> (p, px + q, py) : In ();
-      continue;
-    }
-    if (py < ph && px < pw)
-      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, py) + px));
+    if (y0 + r < ph && x0 + c < pw)
+      v = __ldg ((const Vec *) (row_ptr<In> (p.src, p.src_pitch, y0 + r) +
+              x0 + c));
     *(Vec *) & tile[r * sp + c] = v;
   }
 }

@@ -44,11 +44,6 @@ typedef struct {
   float out_scale;              /* out = (sum + bias) * out_scale, then format */
   const float *taps;            /* kh*kw in device memory (large kernels) */
   const float *host_taps;       /* the same on the host (param path) */
-  int border;                   /* GCV_BORDER_INDEX_*, and the constant */
-  float border_value;
-  int halo_in_kernel;           /* the halo of src is not filled: the
-                                 * kernel reads it through the border rule
-                                 * (load_tile_quads()) */
   cudaStream_t stream;
 } GcvCudaConv;
 
