@@ -278,8 +278,7 @@ settle (GcvChoice * c, const GcvDispatchKey * key,
   if (v->family == GCV_FAMILY_FFT && v->fft_tile) {
     v->fft_tile = gcv_dispatch_fft_edge (v->fft_tile, key->kw, key->kh);
     v->fft_prime = 0;
-  }
-  else if (v->family == GCV_FAMILY_FFT && v->fft_prime != 2
+  } else if (v->family == GCV_FAMILY_FFT && v->fft_prime != 2
       && v->fft_prime != 3 && v->fft_prime != 5)
     v->fft_prime = 7;
   if (v->family == GCV_FAMILY_TILED) {
