@@ -546,14 +546,21 @@ unrolled_width (guint kw)
   return 0;
 }
 
+/* The device runs the filter's own kernel (CudaPlan.kw). */
+static void
+run_filter_kernel (CudaPlan * cp, const GcvFilter * f)
+{
+  g_clear_pointer (&cp->wide_taps, g_free);
+  cp->kw = f->kw;
+}
+
 /* Sets the kernel the device runs for this choice (CudaPlan.kw). */
 static void
 set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvVariant * v)
 {
   guint w = unrolled_width (f->kw);
 
-  g_clear_pointer (&cp->wide_taps, g_free);
-  cp->kw = f->kw;
+  run_filter_kernel (cp, f);
   if (v->family != GCV_FAMILY_TILED || v->adaptive || f->kw == 1 || w == 0
       || w == f->kw)
     return;
@@ -571,9 +578,10 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   const GcvCudaDevice *dev = &cp->engine->props;
   /* tiled's unrolled kernels run any width up to the widest instance */
   GcvCudaConv wide = *c;
+  guint w = unrolled_width (c->kw);
 
-  if (c->kw > 1 && unrolled_width (c->kw))
-    wide.kw = unrolled_width (c->kw);
+  if (c->kw > 1 && w)
+    wide.kw = w;
   memset (l, 0, sizeof (*l));
   for (gint rows = 1; rows <= 8; rows *= 2) {
     if (gcv_cuda_tiled_width_smem (&wide, rows, dev) > 0)
@@ -665,8 +673,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   if (plan->forced_variant
       && !gcv_variant_parse (plan->forced_variant, &forced, error))
     return FALSE;       /* checked when it was set: cannot happen */
-  g_clear_pointer (&cp->wide_taps, g_free);
-  cp->kw = f->kw;
+  run_filter_kernel (cp, f);
   c = conv_args (cp, plan, &cp->slots[0]);
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,

@@ -345,7 +345,6 @@ set_kernel (GstElement * element, const gchar * property, const gfloat * k,
   g_value_unset (&array);
 }
 
-/* Prints warnings; returns FALSE (and prints it) for an error. */
 /* The names of the elements inside `element` (a decodebin's demuxer and
  * decoders), comma-separated, or "none". */
 static gchar *
@@ -369,6 +368,7 @@ bin_children (GstElement * element)
       (g_string_free (names, TRUE), g_strdup ("none"));
 }
 
+/* Prints warnings; returns FALSE (and prints it) for an error. */
 static gboolean
 handle_message (GstMessage * msg)
 {
