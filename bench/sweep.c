@@ -9,7 +9,6 @@
 
 const char *const sweep_candidates[] = {
   "separable fused ty=4",
-  "separable fused ty=8",
   "separable two-pass",
   "tiled",
   "tiled ty=1",

@@ -914,7 +914,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
     case GCV_FAMILY_SEPARABLE:
       if (!v->two_pass)
         return CHECK (gcv_cuda_separable_fused (&c, f->row, f->column,
-                v->rows), OP_LAUNCH);
+                v->rows, &cp->engine->props), OP_LAUNCH);
       return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
               cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
     case GCV_FAMILY_FFT:{

@@ -106,15 +106,15 @@ cudaError_t gcv_cuda_register (const GcvCudaConv * c, int p_rows, int block);
  * then column pass to the output. */
 size_t gcv_cuda_separable_tmp_pixel (GcvPixel in);
 /* separable.cu, fused per-size kernels for square sizes in
- * GCV_SEPARABLE_SIZES, TY (4 or 8) outputs down per thread: the shared
- * memory they need (0: no instance, or too much for the device), and the
- * launch. */
+ * GCV_SEPARABLE_SIZES, ty (4; the variant's rows) outputs down per
+ * thread: the shared memory they need (0: no instance, or too much for the
+ * device), and the launch. */
 #define GCV_SEPARABLE_SIZES(X) X(3) X(5) X(7) X(9) X(11) X(13) X(15) X(17) \
   X(21) X(25) X(31) X(43) X(63)
 size_t gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev);
 cudaError_t gcv_cuda_separable_fused (const GcvCudaConv * c, const float *row,
-    const float *column, int ty);
+    const float *column, int ty, const GcvCudaDevice * dev);
 cudaError_t gcv_cuda_separable (const GcvCudaConv * c, const float *row,
     const float *column, void *tmp, size_t tmp_pitch,
     const GcvCudaDevice * dev);

@@ -1,11 +1,12 @@
 /* Family `separable`.
  *
- * Fused (per-size kernels, square odd sizes): one block loads its input tile
- * with halo once, runs the row pass from it into a float tile in shared
- * memory, and the column pass from that to the output: one global read and
- * one write per sample. Each thread slides register windows of 4 outputs
- * across (row pass) and TY down (column pass); taps are constant-bank
- * operands.
+ * Fused (per-size kernels, square odd sizes): the row pass into float rows
+ * in shared memory and the column pass from them to the output, one global
+ * read and one write per sample. One channel streams: a block walks down a
+ * strip, staging the next rows with cp.async and keeping a ring of
+ * intermediate rows. The RGBA family takes one tile with its halo per
+ * block. Each thread slides register windows of 4 outputs across (row pass)
+ * and 4 down (column pass); taps are constant-bank operands.
  *
  * Two-pass (any size, and tiles too big for shared memory): a row pass into
  * a float intermediate (every input row the column pass needs), then a
@@ -15,6 +16,8 @@
  * until the tiles fit; a column pass too tall for shared memory walks its
  * column in registers instead. */
 #include "gcv-cuda-common.cuh"
+
+#include <cuda_pipeline.h>
 
 using namespace gcv;
 
@@ -205,6 +208,7 @@ struct Separable {
 /* --- fused per-size kernels -------------------------------------------- */
 
 constexpr int FTX = GCV_QUAD;   /* outputs across per thread */
+constexpr int FTY = 4;          /* outputs down per thread (and step) */
 
 /* The tile between the passes: floats 4 at a time as one vector, colour
  * vectors one by one. */
@@ -242,23 +246,69 @@ load_mid (V (&v)[FTX], const V * m)
     v[q] = m[q];
 }
 
-template <typename In, int K, int TY> struct FusedShape {
+/* A thread's 4 row-pass outputs from a window of a staged input row. */
+template <typename In, int K>
+__device__ __forceinline__ void
+row_quad (typename AccOf<In>::T (&acc)[FTX], const In * src,
+    const ParamTaps & row)
+{
+  constexpr int NV = (FTX + K - 1 + 3) / 4;
+  typename AccOf<In>::T win[NV * 4];
+  load_window<In, NV> (win, src);
+#pragma unroll
+  for (int q = 0; q < FTX; q++)
+    zero (acc[q]);
+#pragma unroll
+  for (int i = 0; i < K; i++)
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      fma_acc (acc[q], row[i], win[q + i]);
+}
+
+/* A thread's FTY x 4 column-pass outputs from the intermediate rows m,
+ * m + TW, ..., each read once. */
+template <typename Acc, int K, int TW>
+__device__ __forceinline__ void
+column_quads (Acc (&acc)[FTY][FTX], const Acc * m, const ParamTaps & col)
+{
+#pragma unroll
+  for (int t = 0; t < FTY; t++)
+#pragma unroll
+    for (int q = 0; q < FTX; q++)
+      zero (acc[t][q]);
+#pragma unroll
+  for (int r = 0; r < FTY + K - 1; r++) {
+    Acc v[FTX];
+    load_mid (v, m + r * TW);
+#pragma unroll
+    for (int t = 0; t < FTY; t++) {
+      const int j = r - t;
+      if (j >= 0 && j < K)
+#pragma unroll
+        for (int q = 0; q < FTX; q++)
+          fma_acc (acc[t][q], col[j], v[q]);
+    }
+  }
+}
+
+/* One tile per block (the RGBA family): the input tile with its halo, the
+ * row pass of all its rows into a float tile, the column pass from that. */
+template <typename In, int K> struct TileShape {
   typedef typename AccOf<In>::T Acc;
-  static constexpr int TW = BX * FTX, TH = 8 * TY;
+  static constexpr int TW = BX * FTX, TH = 8 * FTY;
   static constexpr int SP = (TW + K - 1 + 3) / 4 * 4, SH = TH + K - 1;
   /* the float tile after it starts on a 16-byte boundary */
   static constexpr size_t in_bytes = (sizeof (In) * SH * SP + 15) / 16 * 16;
   static constexpr size_t bytes = in_bytes + sizeof (Acc) * SH * TW;
 };
 
-template <typename In, int K, int TY>
+template <typename In, int K>
 __global__ void __launch_bounds__ (256)
-fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
+tile_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 {
-  typedef FusedShape<In, K, TY> S;
+  typedef TileShape<In, K> S;
   typedef typename S::Acc Acc;
   constexpr int TW = S::TW, TH = S::TH, SP = S::SP, SH = S::SH;
-  constexpr int NV = (FTX + K - 1 + 3) / 4;
   extern __shared__ __align__ (16) unsigned char smem_raw[];
   In *tile = (In *) smem_raw;
   Acc *mid = (Acc *) (smem_raw + S::in_bytes);
@@ -268,53 +318,24 @@ fused_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 
   load_tile_quads (tile, SP, SH, p, x0, y0, pw, ph, tid, 256);
   __syncthreads ();
-
-  /* row pass: every tile row, 4 outputs per thread */
   for (int r = threadIdx.y; r < SH; r += 8) {
-    Acc win[NV * 4], acc[FTX];
-    load_window<In, NV> (win, tile + r * SP + xs);
-#pragma unroll
-    for (int q = 0; q < FTX; q++)
-      zero (acc[q]);
-#pragma unroll
-    for (int i = 0; i < K; i++)
-#pragma unroll
-      for (int q = 0; q < FTX; q++)
-        fma_acc (acc[q], row[i], win[q + i]);
+    Acc acc[FTX];
+    row_quad<In, K> (acc, tile + r * SP + xs, row);
     store_mid (mid + r * TW + xs, acc);
   }
   __syncthreads ();
-
-  /* column pass: TY outputs down, each intermediate row read once */
-  const int ys = threadIdx.y * TY;
-  Acc acc[TY][FTX];
-#pragma unroll
-  for (int t = 0; t < TY; t++)
-#pragma unroll
-    for (int q = 0; q < FTX; q++)
-      zero (acc[t][q]);
-#pragma unroll
-  for (int r = 0; r < TY + K - 1; r++) {
-    Acc v[FTX];
-    load_mid (v, mid + (ys + r) * TW + xs);
-#pragma unroll
-    for (int t = 0; t < TY; t++) {
-      const int j = r - t;
-      if (j >= 0 && j < K)
-#pragma unroll
-        for (int q = 0; q < FTX; q++)
-          fma_acc (acc[t][q], col[j], v[q]);
-    }
-  }
-  store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc);
+  const int ys = threadIdx.y * FTY;
+  Acc acc[FTY][FTX];
+  column_quads<Acc, K, TW> (acc, mid + ys * TW + xs, col);
+  store_tile_outputs<In, FTY> (p, tile, SP, x0, y0, xs, ys, acc);
 }
 
-template <typename In, int K, int TY>
+template <typename In, int K>
 cudaError_t
-fused_go (const GcvCudaConv & c, const float *row, const float *column)
+tile_go (const GcvCudaConv & c, const float *row, const float *column)
 {
-  typedef FusedShape<In, K, TY> S;
-  auto kernel = fused_kernel<In, K, TY>;
+  typedef TileShape<In, K> S;
+  auto kernel = tile_kernel<In, K>;
   cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
@@ -324,54 +345,176 @@ fused_go (const GcvCudaConv & c, const float *row, const float *column)
   return cudaGetLastError ();
 }
 
-/* Shared memory of the fused kernel, 0 where it has no instance. */
-template <typename In, int TY>
-size_t
-fused_bytes (int k)
+/* Streamed (one channel): a block walks down a strip TW columns wide, CH =
+ * 8 * FTY rows a step. The next step's input rows are copied into a staging
+ * tile with cp.async while the column pass runs; the row pass of the staged
+ * rows goes into a ring of intermediate rows, and the column pass makes the
+ * CH output rows whose inputs the ring then holds. Each intermediate row is
+ * made once per strip (a tile remakes K - 1 of them per tile), and shared
+ * memory holds D + 1 steps of rows, not a tile, so more blocks fit an SM.
+ * The first K - 1 ring rows are also stored past its end, so that a
+ * thread's FTY + K - 1 rows never wrap. */
+template <typename In, int K> struct StreamShape {
+  typedef typename AccOf<In>::T Acc;
+  static constexpr int TW = BX * FTX, CH = 8 * FTY;
+  static constexpr int SP = (TW + K - 1 + 3) / 4 * 4;
+  static constexpr int D = (K - 1 + CH - 1) / CH;       /* steps of halo */
+  static constexpr int M = CH * (D + 1);                /* ring rows */
+  /* the staging tile, then the ring */
+  static constexpr size_t in_bytes = (sizeof (In) * CH * SP + 15) / 16 * 16;
+  static constexpr size_t bytes = in_bytes + sizeof (Acc) * (M + K - 1) * TW;
+};
+
+/* Starts copying the CH padded rows from y into the staging tile; beyond
+ * the frame it gets 0. Thread (x, y) copies vectors x, x + 32, ... of rows
+ * y, y + 8, ...: the address steps are constants, so a copy costs a few
+ * instructions, not an index division. */
+template <typename In, int K>
+__device__ __forceinline__ void
+stream_fetch (In * tile, const GcvCudaConv & p, int x0, int y)
 {
-  switch (k) {
-#define FUSED_SIZE(K) case K: return FusedShape<In, K, TY>::bytes;
-      GCV_SEPARABLE_SIZES (FUSED_SIZE)
-#undef FUSED_SIZE
-    default:
-      return 0;
+  typedef StreamShape<In, K> S;
+  typedef typename Quad<In>::T Vec;
+  constexpr int SP = S::SP, VR = (SP / 4 + BX - 1) / BX;
+  const int pw = p.width + K - 1, ph = p.height + K - 1;
+  const char *src = (const char *) p.src
+      + (size_t) (y + threadIdx.y) * p.src_pitch;
+  In *dst = tile + threadIdx.y * SP;
+#pragma unroll
+  for (int k = 0; k < FTY; k++) {
+    const bool row_inside = y + threadIdx.y + 8 * k < ph;
+#pragma unroll
+    for (int i = 0; i < VR; i++) {
+      const int c = 4 * (threadIdx.x + BX * i);
+      if (SP % (4 * BX) != 0 && c >= SP)
+        break;
+      const bool inside = row_inside && x0 + c < pw;
+      const In *from = inside ? (const In *) src + x0 + c : (const In *) p.src;
+      __pipeline_memcpy_async (dst + c, from, sizeof (Vec),
+          inside ? 0 : sizeof (Vec));
+    }
+    src += 8 * p.src_pitch;
+    dst += 8 * SP;
+  }
+  __pipeline_commit ();
+}
+
+template <typename In, int K>
+__global__ void __launch_bounds__ (256)
+stream_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col, int strip)
+{
+  typedef StreamShape<In, K> S;
+  typedef typename S::Acc Acc;
+  constexpr int TW = S::TW, SP = S::SP, CH = S::CH, D = S::D, M = S::M;
+  extern __shared__ __align__ (16) unsigned char smem_raw[];
+  In *tile = (In *) smem_raw;
+  Acc *ring = (Acc *) (smem_raw + S::in_bytes);
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * strip;
+  const int xs = threadIdx.x * FTX, ys = threadIdx.y * FTY;
+  const int outputs = min (strip, p.height - y0);
+  const int steps = D + (outputs + CH - 1) / CH;
+  /* the ring slots of this step's input rows and of its first output row */
+  int in_slot = 0, out_slot = 0;
+
+  stream_fetch<In, K> (tile, p, x0, y0);
+  for (int n = 0; n < steps; n++) {
+    __pipeline_wait_prior (0);
+    __syncthreads ();
+#pragma unroll
+    for (int k = 0; k < FTY; k++) {
+      const int r = threadIdx.y + 8 * k, s = in_slot + r;
+      Acc acc[FTX];
+      row_quad<In, K> (acc, tile + r * SP + xs, row);
+      store_mid (ring + s * TW + xs, acc);
+      if (s < K - 1)
+        store_mid (ring + (s + M) * TW + xs, acc);
+    }
+    in_slot = in_slot + CH == M ? 0 : in_slot + CH;
+    __syncthreads ();
+    if (n + 1 < steps)
+      stream_fetch<In, K> (tile, p, x0, y0 + (n + 1) * CH);
+    if (n < D)
+      continue;
+    Acc acc[FTY][FTX];
+    column_quads<Acc, K, TW> (acc, ring + (out_slot + ys) * TW + xs, col);
+    out_slot = out_slot + CH == M ? 0 : out_slot + CH;
+    const int x = x0 + xs, o = (n - D) * CH + ys;
+    if (x >= p.width)
+      continue;
+    const In centre[FTX] = { };         /* one channel: no alpha to copy */
+#pragma unroll
+    for (int t = 0; t < FTY; t++)
+      if (o + t < outputs)
+        store_quad<In> (p, x, y0 + o + t, acc[t], centre);
   }
 }
 
-template <typename In, int TY>
+template <typename In, int K>
 cudaError_t
-fused_pick (const GcvCudaConv & c, const float *row, const float *column)
+stream_go (const GcvCudaConv & c, const float *row, const float *column,
+    const GcvCudaDevice * dev)
 {
-  switch (c.kw) {
-#define FUSED_SIZE(K) case K: return fused_go<In, K, TY> (c, row, column);
-      GCV_SEPARABLE_SIZES (FUSED_SIZE)
-#undef FUSED_SIZE
-    default:
-      return cudaErrorInvalidValue;
-  }
+  typedef StreamShape<In, K> S;
+  auto kernel = stream_kernel<In, K>;
+  cudaError_t err = allow_smem (kernel);
+  if (err != cudaSuccess)
+    return err;
+  /* strips just tall enough for one wave of blocks: taller ones would leave
+   * SMs idle, shorter ones only add halo rows */
+  const unsigned across = div_up (c.width, S::TW);
+  unsigned per_sm = (unsigned) (dev->smem_per_sm / (S::bytes + 1024));
+  per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
+  unsigned down = dev->sm_count * per_sm / across;
+  down = down < 1 ? 1 : down;
+  const int strip = div_up (div_up (c.height, down), S::CH) * S::CH;
+  kernel<<<dim3 (across, div_up (c.height, strip)), dim3 (BX, 8), S::bytes,
+      c.stream>>> (c, param_taps (row, K), param_taps (column, K), strip);
+  return cudaGetLastError ();
 }
 
-/* RGBA's float4 (and float3) accumulators spill at 8 rows a thread: 4
- * rows only. */
+/* One channel streams; the RGBA family keeps a tile per block, because its
+ * intermediate rows (float3, float4) are three and four times as wide:
+ * streamed, they measured up to 1.2x slower from 3x3 to 21x21 and at most
+ * 15% faster above (performance.md). */
 template <typename In>
 struct Fused {
-  static constexpr bool tall = sizeof (typename AccOf<In>::T) == sizeof (float);
-  static size_t bytes (int k, int ty)
+  static constexpr bool streamed =
+      sizeof (typename AccOf<In>::T) == sizeof (float);
+  template <int K> static constexpr size_t shape_bytes ()
   {
-    if constexpr (tall) {
-      if (ty == 8)
-        return fused_bytes<In, 8> (k);
+    if constexpr (streamed)
+      return StreamShape<In, K>::bytes;
+    else
+      return TileShape<In, K>::bytes;
+  }
+  static size_t bytes (int k)
+  {
+    switch (k) {
+#define FUSED_SIZE(K) case K: return shape_bytes<K> ();
+        GCV_SEPARABLE_SIZES (FUSED_SIZE)
+#undef FUSED_SIZE
+      default:
+        return 0;
     }
-    return ty == 8 ? 0 : fused_bytes<In, 4> (k);
+  }
+  template <int K> static cudaError_t go (const GcvCudaConv & c,
+      const float *row, const float *column, const GcvCudaDevice * dev)
+  {
+    if constexpr (streamed)
+      return stream_go<In, K> (c, row, column, dev);
+    else
+      return tile_go<In, K> (c, row, column);
   }
   static cudaError_t launch (const GcvCudaConv & c, const float *row,
-      const float *column, int ty)
+      const float *column, const GcvCudaDevice * dev)
   {
-    if constexpr (tall) {
-      if (ty == 8)
-        return fused_pick<In, 8> (c, row, column);
+    switch (c.kw) {
+#define FUSED_SIZE(K) case K: return go<K> (c, row, column, dev);
+        GCV_SEPARABLE_SIZES (FUSED_SIZE)
+#undef FUSED_SIZE
+      default:
+        return cudaErrorInvalidValue;
     }
-    return fused_pick<In, 4> (c, row, column);
   }
 };
 
@@ -392,25 +535,25 @@ gcv_cuda_separable (const GcvCudaConv * c, const float *row,
       dev);
 }
 
-/* The fused kernel's shared memory for this size and ty (4 or 8), or 0 when
- * there is no such instance or it does not fit the device. */
+/* The fused kernel's shared memory for this size and ty, or 0 when there is
+ * no such instance (ty is 4) or it does not fit the device. */
 extern "C" size_t
 gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev)
 {
   size_t bytes = 0;
-  if (c->kw != c->kh)
+  if (c->kw != c->kh || ty != FTY)
     return 0;
   switch (c->in) {
     case GCV_PIX_U8:
-      bytes = Fused<unsigned char>::bytes (c->kw, ty);
+      bytes = Fused<unsigned char>::bytes (c->kw);
       break;
     case GCV_PIX_F32:
-      bytes = Fused<float>::bytes (c->kw, ty);
+      bytes = Fused<float>::bytes (c->kw);
       break;
     case GCV_PIX_U8X4:
-      bytes = c->out == GCV_OUT_U8X4 ? Fused<uchar4>::bytes (c->kw, ty)
-          : Fused<rgbx8>::bytes (c->kw, ty);
+      bytes = c->out == GCV_OUT_U8X4 ? Fused<uchar4>::bytes (c->kw)
+          : Fused<rgbx8>::bytes (c->kw);
       break;
     default:
       return 0;
@@ -420,17 +563,19 @@ gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
 
 extern "C" cudaError_t
 gcv_cuda_separable_fused (const GcvCudaConv * c, const float *row,
-    const float *column, int ty)
+    const float *column, int ty, const GcvCudaDevice * dev)
 {
+  if (ty != FTY)
+    return cudaErrorInvalidValue;
   switch (c->in) {
     case GCV_PIX_U8:
-      return Fused<unsigned char>::launch (*c, row, column, ty);
+      return Fused<unsigned char>::launch (*c, row, column, dev);
     case GCV_PIX_F32:
-      return Fused<float>::launch (*c, row, column, ty);
+      return Fused<float>::launch (*c, row, column, dev);
     case GCV_PIX_U8X4:
       if (c->out == GCV_OUT_U8X4)
-        return Fused<uchar4>::launch (*c, row, column, ty);
-      return Fused<rgbx8>::launch (*c, row, column, ty);
+        return Fused<uchar4>::launch (*c, row, column, dev);
+      return Fused<rgbx8>::launch (*c, row, column, dev);
     default:
       return cudaErrorInvalidValue;
   }
