@@ -206,6 +206,18 @@ separable_pays (const GcvDispatchKey * key)
   return least >= (key->unrolled ? 9u : 5u);
 }
 
+/* Outputs down per thread for tiled's unrolled kernels, as most points of
+ * the H200 table pick: for the RGBA family four, which share each input
+ * row's widened window, or one where the kernel is one row tall and there
+ * is nothing to share; two for one channel. */
+static gint
+tiled_rows (const GcvDispatchKey * key)
+{
+  if (gcv_format_channels (key->format) == 4)
+    return key->kh == 1 ? 1 : 4;
+  return 2;
+}
+
 void
 gcv_dispatch_heuristic (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, GcvVariant * v)
@@ -221,11 +233,10 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
     v->family = GCV_FAMILY_FFT;
     v->fft_tile = gcv_dispatch_fft_tile (key, dev);
   } else {
-    /* the kernel unrolled for this width where there is one (two outputs
-     * down, one for the wide RGBA accumulators); else the adaptive-tiling
-     * rule picks the tile height at plan time */
+    /* the kernel unrolled for this width where there is one; else the
+     * adaptive-tiling rule picks the tile height at plan time */
     v->family = GCV_FAMILY_TILED;
-    v->rows = gcv_format_channels (key->format) == 4 ? 1 : 2;
+    v->rows = tiled_rows (key);
   }
 }
 
@@ -240,7 +251,7 @@ family_defaults (GcvVariant * v, GcvFamily family, const GcvDispatchKey * key,
   memset (v, 0, sizeof (*v));
   v->family = family;
   if (family == GCV_FAMILY_TILED)
-    v->rows = gcv_format_channels (key->format) == 4 ? 1 : 2;
+    v->rows = tiled_rows (key);
   else if (family == GCV_FAMILY_SEPARABLE)
     v->rows = 4;
   else if (family == GCV_FAMILY_FFT)

@@ -727,6 +727,24 @@ test_heuristic_cases (void)
       ==, GCV_FAMILY_TILED);
   g_assert_cmpint (heuristic_unrolled (GCV_FORMAT_RGBA, 5, 5, FALSE, 3840,
           2160, TRUE), ==, GCV_FAMILY_TILED);
+  /* tiled's rows: four for the RGBA family (one for a kernel one row
+   * tall), two for one channel */
+  {
+    GcvDispatchKey rgba = { GCV_FORMAT_RGBA, 7, 7, FALSE, 3840, 2160, TRUE };
+    GcvDispatchKey flat = { GCV_FORMAT_RGBA, 31, 1, FALSE, 3840, 2160, TRUE };
+    GcvDispatchKey gray = { GCV_FORMAT_GRAY32F, 7, 7, FALSE, 3840, 2160, TRUE };
+    GcvVariant v;
+
+    gcv_dispatch_heuristic (&rgba, &dev, &v);
+    g_assert_cmpint (v.family, ==, GCV_FAMILY_TILED);
+    g_assert_cmpint (v.rows, ==, 4);
+    gcv_dispatch_heuristic (&flat, &dev, &v);
+    g_assert_cmpint (v.family, ==, GCV_FAMILY_TILED);
+    g_assert_cmpint (v.rows, ==, 1);
+    gcv_dispatch_heuristic (&gray, &dev, &v);
+    g_assert_cmpint (v.family, ==, GCV_FAMILY_TILED);
+    g_assert_cmpint (v.rows, ==, 2);
+  }
   /* RGBA-family widths with no unrolled kernel: adaptive tiling (the
    * register cache lost there once RGBA filtered three channels) */
   g_assert_cmpint (heuristic (GCV_FORMAT_RGBA, 2, 7, FALSE, 3840, 2160),
