@@ -586,8 +586,7 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   for (gint rows = 1; rows <= 8; rows *= 2) {
     if (gcv_cuda_tiled_width_smem (&wide, rows, dev) > 0)
       l->unrolled_rows |= 1u << rows;
-    if ((rows == 4 || rows == 8) && gcv_cuda_separable_fused_bytes (c, rows,
-            dev) > 0)
+    if (rows == 4 && gcv_cuda_separable_fused_bytes (c, rows, dev) > 0)
       l->fused_rows |= 1u << rows;
   }
   l->taps_in_memory = wide.kw * wide.kh > GCV_CUDA_PARAM_TAPS;

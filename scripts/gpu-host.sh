@@ -224,8 +224,8 @@ step_unpack() {
 step_profile() {
   local k
   for k in "3 2d tiled tiled_width" "5 2d tiled tiled_width" \
-      "9 2d tiled tiled_width" "9 sep separable fused_kernel" \
-      "31 sep separable fused_kernel" "31 2d fft fft|pack|multiply"; do
+      "9 2d tiled tiled_width" "9 sep separable stream_kernel|tile_kernel" \
+      "31 sep separable stream_kernel|tile_kernel" "31 2d fft fft|pack|multiply"; do
     set -- $k
     run "profile-$1-$2-$3" 300 ncu --section SpeedOfLight \
         --section Occupancy -k "regex:$4" --launch-skip 2 --launch-count 4 \

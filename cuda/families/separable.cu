@@ -350,10 +350,10 @@ tile_go (const GcvCudaConv & c, const float *row, const float *column)
  * tile with cp.async while the column pass runs; the row pass of the staged
  * rows goes into a ring of intermediate rows, and the column pass makes the
  * CH output rows whose inputs the ring then holds. Each intermediate row is
- * made once per strip (a tile remakes K - 1 of them per tile), and shared
- * memory holds D + 1 steps of rows, not a tile, so more blocks fit an SM.
- * The first K - 1 ring rows are also stored past its end, so that a
- * thread's FTY + K - 1 rows never wrap. */
+ * made once per strip (a tile remakes K - 1 of them per tile), and the
+ * loads of the next rows overlap the column pass. The first K - 1 ring rows
+ * are also stored past its end, so that a thread's FTY + K - 1 rows never
+ * wrap. */
 template <typename In, int K> struct StreamShape {
   typedef typename AccOf<In>::T Acc;
   static constexpr int TW = BX * FTX, CH = 8 * FTY;
@@ -460,7 +460,9 @@ stream_go (const GcvCudaConv & c, const float *row, const float *column,
   if (err != cudaSuccess)
     return err;
   /* strips just tall enough for one wave of blocks: taller ones would leave
-   * SMs idle, shorter ones only add halo rows */
+   * SMs idle, shorter ones only add halo rows. Blocks an SM are counted by
+   * shared memory, which bounds them before registers do (Nsight Compute,
+   * performance.md). */
   const unsigned across = div_up (c.width, S::TW);
   unsigned per_sm = (unsigned) (dev->smem_per_sm / (S::bytes + 1024));
   per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;

@@ -9,8 +9,9 @@
  * The per-width kernels fix the kernel width and the tile shape at compile
  * time so the inner loops unroll (Wainwright, GTC 2014): each thread computes
  * 4 outputs across and TY down, sliding a register window along each input
- * row it reads, with a kernel row's taps in registers. Kernel rows loop at
- * run time, so one instance serves any height. Rows move through shared
+ * row it reads (one channel: a kernel row's taps in registers; the RGBA
+ * family: each input row's window widened once for all of a thread's
+ * rows). Kernel rows loop at run time, so one instance serves any height. Rows move through shared
  * memory in vectors of four pixels, matched to the bank width (Chen et al.,
  * DAC'17), and outputs leave as one vector of four. */
 #include "gcv-cuda-common.cuh"
