@@ -583,12 +583,12 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   if (c->kw > 1 && w)
     wide.kw = w;
   memset (l, 0, sizeof (*l));
-  for (gint rows = 1; rows <= 8; rows *= 2) {
+  for (gint rows = 1; rows <= 8; rows *= 2)
     if (gcv_cuda_tiled_width_smem (&wide, rows, dev) > 0)
       l->unrolled_rows |= 1u << rows;
-    if (rows == 4 && gcv_cuda_separable_fused_bytes (c, rows, dev) > 0)
-      l->fused_rows |= 1u << rows;
-  }
+  /* the fused kernels have 4 rows only */
+  if (gcv_cuda_separable_fused_bytes (c, 4, dev) > 0)
+    l->fused_rows = 1u << 4;
   l->taps_in_memory = wide.kw * wide.kh > GCV_CUDA_PARAM_TAPS;
   l->unrolled_kw = wide.kw;
   l->adaptive_rows = gcv_cuda_tiled_choose (c, dev, &cp->tiled_smem);

@@ -11,9 +11,10 @@
  * 4 outputs across and TY down, sliding a register window along each input
  * row it reads (one channel: a kernel row's taps in registers; the RGBA
  * family: each input row's window widened once for all of a thread's
- * rows). Kernel rows loop at run time, so one instance serves any height. Rows move through shared
- * memory in vectors of four pixels, matched to the bank width (Chen et al.,
- * DAC'17), and outputs leave as one vector of four. */
+ * rows). Kernel rows loop at run time, so one instance serves any height.
+ * Rows move through shared memory in vectors of four pixels, matched to the
+ * bank width (Chen et al., DAC'17), and outputs leave as one vector of
+ * four. */
 #include "gcv-cuda-common.cuh"
 
 using namespace gcv;
