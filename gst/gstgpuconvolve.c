@@ -623,10 +623,12 @@ frame_image (GstGpuConvolve * self, GstBuffer * buf, GstMapInfo * map,
     gboolean sized;
 
     plane_size (info, i, &row, &rows, &sub);
-    /* bytes per pixel of x: a UV pair per two pixels is one per pixel */
-    px = info->format == GCV_FORMAT_NV12 && i > 0 ? 1 :
+    /* chroma starts at the sample that covers (x, y), at x / sub and
+     * y / sub rounded down as videocrop cuts it; NV12's samples are UV
+     * pairs of two bytes, so an odd x still lands on a U byte */
+    px = i > 0 && sub == 2 ? (info->format == GCV_FORMAT_NV12 ? 2 : 1) :
         gcv_format_pixel_size (info->format);
-    px_x = i > 0 && sub == 2 && info->format != GCV_FORMAT_NV12 ? x / 2 : x;
+    px_x = i > 0 ? x / sub : x;
     px_y = i > 0 ? y / sub : y;
     if (stride[i] <= 0 || (gsize) stride[i] < row
         || (gsize) px_x * px > (gsize) stride[i] - row) {
@@ -684,14 +686,8 @@ input_image (GstGpuConvolve * self, GstBuffer * inbuf, GstMapInfo * map,
               info->height), (NULL));
       return FALSE;
     }
-    /* 4:2:0 chroma has a sample per two pixels in x and y */
-    if (gcv_format_chroma_size (info->format, 1, 1, &x, &y)
-        && (crop->x % 2 || crop->y % 2)) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("Input crop region at (%u,%u) of %s must start at even x and y",
-              crop->x, crop->y, gcv_format_name (info->format)), (NULL));
-      return FALSE;
-    }
+    /* any x and y, also odd ones on 4:2:0 (frame_image() finds the
+     * chroma that covers them) */
     x = crop->x;
     y = crop->y;
   }

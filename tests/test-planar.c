@@ -1,8 +1,9 @@
 /* NV12 and I420 (SPEC sections 2-3): the luma plane filtered and the chroma
  * planes copied (planes=luma) or filtered at their own resolution
  * (planes=all), the conversions to GRAY8 and GRAY32F, every border, kernels
- * larger than a plane, GstVideoMeta layouts, crops, frames in flight and a
- * change of `planes` mid-stream. Checked against a plain double-precision
+ * larger than a plane, GstVideoMeta layouts, crops (at odd positions too,
+ * and videocrop's own), frames in flight and a change of `planes`
+ * mid-stream. Checked against a plain double-precision
  * reference of planar frames written here. */
 #include "common.h"
 
@@ -964,61 +965,212 @@ GST_START_TEST (test_crop)
 
 GST_END_TEST;
 
-/* A crop at an odd x or y has no chroma sample of its own at its corner:
- * STREAM FORMAT naming the crop, and no output, rather than a region
- * shifted by half a chroma sample. */
-GST_START_TEST (test_crop_odd_origin)
+/* A crop at any x and y, odd ones included, as videocrop cuts it when it
+ * copies: the luma from (x, y), the chroma from the sample that covers it
+ * (x/2, y/2 rounded down: sub_frame()), for odd widths and heights too. The
+ * chroma is copied (planes=luma) or filtered at its own size (planes=all).
+ * _i: the format and planes. */
+GST_START_TEST (test_crop_any_origin)
 {
-  static const struct
-  {
-    GstVideoFormat format;
-    guint x, y;
-    Out out;
-    gboolean all;
-  } cases[] = {
-    {GST_VIDEO_FORMAT_NV12, 3, 2, OUT_SAME, TRUE},
-    {GST_VIDEO_FORMAT_NV12, 2, 1, OUT_SAME, FALSE},
-    {GST_VIDEO_FORMAT_I420, 1, 1, OUT_SAME, TRUE},
-    {GST_VIDEO_FORMAT_I420, 4, 3, OUT_SAME, FALSE},
-    {GST_VIDEO_FORMAT_NV12, 5, 0, OUT_GRAY8, FALSE},
-    {GST_VIDEO_FORMAT_I420, 0, 5, OUT_GRAY32F, TRUE},
+  static const guint sizes[][2] = {
+    {1, 1}, {2, 3}, {5, 4}, {16, 9}, {17, 12}, {31, 7}, {6, 1}, {1, 8}
   };
-  GRand *r = rand_new ("crop_odd_origin", 7000);
+  /* memory planes in reverse order, rows padded */
+  static const guint nv12_order[3] = { 1, 0 }, i420_order[3] = { 2, 1, 0 };
+  static const guint pad[3] = { 9, 3, 5 };
+  const GstVideoFormat format = formats[__i__ / 2];
+  const gboolean all = __i__ % 2;
+  GRand *r = rand_new ("crop_any_origin", 7000 + __i__);
+  guint n = 0;
 
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
-    RefParams p;
-    RefKernel *k = random_params (r, REF_BORDER_REPLICATE, 0, 5, &p);
-    Frame *full = random_frame (r, cases[c].format, 40, 30);
-    GstElement *e = element_new (&p, cases[c].all);
-    GstHarness *h = gcvt_harness_new (e);
-    GstMessage *msg;
-    GError *err = NULL;
-    gchar *text;
+  for (guint y = 0; y < 4; y++)
+    for (guint x = 0; x < 4; x++, n++) {
+      const guint *size = sizes[n % G_N_ELEMENTS (sizes)];
+      /* 0 to 2 columns and rows of the picture right of and below it */
+      const guint full_w = x + size[0] + n % 3;
+      const guint full_h = y + size[1] + (n / 3) % 3;
+      /* mostly NV12 or I420 out; the conversions read the luma only */
+      const Out kind = n % 8 == 5 ? OUT_GRAY8 : n % 8 == 7 ? OUT_GRAY32F :
+          OUT_SAME;
+      RefParams p;
+      RefKernel *k = random_params (r, (RefBorder) (n % REF_N_BORDERS),
+          n % 4, 5, &p);
+      Frame *full = random_frame (r, format, full_w, full_h);
+      Frame *sub = sub_frame (full, x, y, size[0], size[1]);
+      Layout l = custom_layout (full, format == GST_VIDEO_FORMAT_NV12 ?
+          nv12_order : i420_order, pad, 3);
+      GstElement *e = element_new (&p, all);
+      GstHarness *h = gcvt_harness_new (e);
+      gchar *what = g_strdup_printf ("crop %ux%u at (%u,%u) of %ux%u%s",
+          size[0], size[1], x, y, full_w, full_h, n % 2 ? ", padded layout" :
+          "");
+      GstBuffer *out;
 
-    set_caps (h, cases[c].format, cases[c].out, 32, 26);
-    fail_unless_equals_int (gst_harness_push (h, cropped_buffer (full, NULL,
-                cases[c].x, cases[c].y, 32, 26)), GST_FLOW_ERROR);
-    msg = gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR);
-    fail_unless (msg != NULL, "crop at (%u,%u): no error posted", cases[c].x,
-        cases[c].y);
-    gst_message_parse_error (msg, &err, NULL);
-    fail_unless (err->domain == GST_STREAM_ERROR
-        && err->code == GST_STREAM_ERROR_FORMAT, "crop at (%u,%u): %s %d: %s",
-        cases[c].x, cases[c].y, g_quark_to_string (err->domain), err->code,
-        err->message);
-    text = g_ascii_strdown (err->message, -1);
-    fail_unless (strstr (text, "crop") != NULL, "the message \"%s\" does not "
-        "name the crop", err->message);
-    g_free (text);
-    g_error_free (err);
-    gst_message_unref (msg);
-    gcvt_drain (h);
-    fail_unless_equals_int (gst_harness_buffers_received (h), 0);
-    gst_harness_teardown (h);
-    gcvt_element_unref (e);
-    frame_free (full);
-    ref_kernel_free (k);
+      set_caps (h, format, kind, size[0], size[1]);
+      out = gcvt_process (h, cropped_buffer (full, n % 2 ? &l : NULL, x, y,
+              size[0], size[1]));
+      check_output (out, kind, sub, &p, all, what);
+      gst_buffer_unref (out);
+      fail_unless (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR) == NULL,
+          "%s: error on the bus", what);
+      gst_harness_teardown (h);
+      gcvt_element_unref (e);
+      g_free (what);
+      frame_free (sub);
+      frame_free (full);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* The samples of an NV12 or I420 buffer of `caps`, read through its
+ * GstVideoMeta where it has one, and cut to its GstVideoCropMeta. */
+static Frame *
+frame_from_buffer (GstBuffer * buf, GstCaps * caps)
+{
+  GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (buf);
+  GstVideoInfo info;
+  GstVideoFrame vf;
+  Frame *f, *cut;
+
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  fail_unless (gst_video_frame_map (&vf, &info, buf, GST_MAP_READ));
+  f = frame_new (GST_VIDEO_FRAME_FORMAT (&vf), GST_VIDEO_FRAME_WIDTH (&vf),
+      GST_VIDEO_FRAME_HEIGHT (&vf));
+  for (guint c = 0; c < 3; c++) {
+    const guint8 *data = GST_VIDEO_FRAME_COMP_DATA (&vf, c);
+    gint stride = GST_VIDEO_FRAME_COMP_STRIDE (&vf, c);
+    gint step = GST_VIDEO_FRAME_COMP_PSTRIDE (&vf, c);
+    for (guint y = 0; y < f->p[c]->h; y++)
+      for (guint x = 0; x < f->p[c]->w; x++)
+        *at (f->p[c], x, y) = data[(gsize) y * stride + (gsize) x * step];
   }
+  gst_video_frame_unmap (&vf);
+  if (!crop)
+    return f;
+  cut = sub_frame (f, crop->x, crop->y, crop->width, crop->height);
+  frame_free (f);
+  return cut;
+}
+
+/* The crop meta a buffer into gpuconvolve carries */
+static GstPadProbeReturn
+note_crop (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstVideoCropMeta *crop =
+      gst_buffer_get_video_crop_meta (GST_PAD_PROBE_INFO_BUFFER (info));
+  guint *where = user_data;
+
+  if (crop) {
+    where[0] = crop->x;
+    where[1] = crop->y;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* Runs a pipeline with a fakesink "sink" to its end: the last sample the
+ * sink got. */
+static GstSample *
+run_to_sample (GstElement * pipeline)
+{
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  GstSample *sample = NULL;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg != NULL, "the pipeline did not end in 60 s");
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gst_message_parse_error (msg, &err, NULL);
+    ck_abort_msg ("%s: %s", GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)),
+        err->message);
+  }
+  gst_message_unref (msg);
+  g_object_get (sink, "last-sample", &sample, NULL);
+  fail_unless (sample != NULL, "no frame reached the sink");
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  return sample;
+}
+
+/* videocrop left=3 top=5 in front of gpuconvolve, the crop that works
+ * without it: videocrop sends the crop meta gpuconvolve offers, and the
+ * output is the filtered frame that videocrop alone cuts (a copy, to a
+ * sink that takes no crop meta). _i: the format and planes. */
+GST_START_TEST (test_videocrop_odd)
+{
+  const GstVideoFormat format = formats[__i__ / 2];
+  const gboolean all = __i__ % 2;
+  GRand *r = rand_new ("videocrop_odd", 7100 + __i__);
+  const gchar *source = "videotestsrc num-buffers=1 pattern=colors ! "
+      "video/x-raw,format=%s,width=64,height=48 ! videocrop left=3 top=5 "
+      "right=4 bottom=2 ! %s fakesink name=sink";
+  gchar *props, *filter, *line;
+  GstElement *pipeline, *f;
+  GstPad *pad;
+  guint seen[2] = { G_MAXUINT, G_MAXUINT };
+  GstSample *sample;
+  Frame *cropped;
+  RefParams p;
+  RefKernel *k;
+  GError *err = NULL;
+
+  if (!gst_registry_check_feature_version (gst_registry_get (), "videocrop",
+          1, 0, 0)) {
+    g_print ("videocrop_odd: no videocrop element (gst-plugins-good), "
+        "skipped\n");
+    g_rand_free (r);
+    return;
+  }
+  /* a rank-1 kernel, or any kernel (rank 1 too under algorithm=separable) */
+  k = random_params (r, (RefBorder) (__i__ % REF_N_BORDERS), __i__ % 2 ? 3 :
+      2, 7, &p);
+
+  /* videocrop alone: its copy of the region */
+  line = g_strdup_printf (source, format_name (format), "");
+  pipeline = gst_parse_launch (line, &err);
+  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "");
+  g_free (line);
+  sample = run_to_sample (pipeline);
+  cropped = frame_from_buffer (gst_sample_get_buffer (sample),
+      gst_sample_get_caps (sample));
+  gst_sample_unref (sample);
+  gst_object_unref (pipeline);
+  fail_unless (cropped->w == 57 && cropped->h == 41);
+
+  /* and with gpuconvolve after it */
+  props = gcvt_launch_props ();
+  filter = g_strdup_printf ("gpuconvolve name=f %s !", props);
+  line = g_strdup_printf (source, format_name (format), filter);
+  pipeline = gst_parse_launch (line, &err);
+  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "");
+  f = gst_bin_get_by_name (GST_BIN (pipeline), "f");
+  gcvt_set_params (f, &p);
+  set_planes (f, all);
+  pad = gst_element_get_static_pad (f, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, note_crop, seen, NULL);
+  sample = run_to_sample (pipeline);
+  fail_unless (seen[0] == 3 && seen[1] == 5, "gpuconvolve got no crop meta "
+      "at (3,5) from videocrop (%d,%d): it was not offered", (gint) seen[0],
+      (gint) seen[1]);
+  check_output (gst_sample_get_buffer (sample), OUT_SAME, cropped, &p, all,
+      "videocrop left=3 top=5");
+
+  gst_sample_unref (sample);
+  frame_free (cropped);
+  gst_object_unref (pad);
+  gst_object_unref (f);
+  gst_object_unref (pipeline);
+  g_free (line);
+  g_free (filter);
+  g_free (props);
+  ref_kernel_free (k);
   g_rand_free (r);
 }
 
@@ -1389,7 +1541,10 @@ planar_suite (void)
       REF_N_BORDERS);
   tcase_add_test (tc, test_video_meta_layouts);
   tcase_add_test (tc, test_crop);
-  tcase_add_test (tc, test_crop_odd_origin);
+  tcase_add_loop_test (tc, test_crop_any_origin, 0,
+      2 * G_N_ELEMENTS (formats));
+  tcase_add_loop_test (tc, test_videocrop_odd, 0,
+      2 * G_N_ELEMENTS (formats));
   tcase_add_test (tc, test_identity);
   tcase_add_test (tc, test_u8_rounding);
   tcase_add_loop_test (tc, test_queue_depth, 0, 2);
