@@ -76,7 +76,9 @@ struct _GstGpuConvolve
   GcvPlan *plan;
   GstGpuConvolveInfo in_info, out_info;
   GstGpuConvolveFrames *frames;
-  gboolean failed;              /* a filter change failed: no plan to run */
+  gboolean failed;              /* error posted, no frame runs: a filter
+                                 * change failed (no plan) or no output
+                                 * buffers could be had */
   gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
   gboolean warned_fallback;
 };
@@ -713,18 +715,6 @@ input_fits (GstGpuConvolve * self, GstBuffer * inbuf)
   return ok;
 }
 
-/* Buffer pools pass no reason on when they cannot allocate; pinned memory
- * keeps the CUDA error of the last failure in this thread. */
-static void
-post_alloc_error (GstGpuConvolve * self, const gchar * what)
-{
-  gchar *reason = gst_gpu_convolve_pinned_take_error ();
-
-  GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not allocate %s: %s",
-          what, reason ? reason : "the buffer pool has none"), (NULL));
-  g_free (reason);
-}
-
 /* For the log: which memory a frame is in (other system memory costs a
  * copy into pinned staging on the CPU unless it is page-locked). */
 static const gchar *
@@ -755,7 +745,8 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
      * CUDA: pinned memory refused), which would stop the stream with no
      * word of why (docs/errors.md) */
     if (ret == GST_FLOW_ERROR)
-      post_alloc_error (self, "an output buffer");
+      gst_gpu_convolve_post_alloc_error (GST_ELEMENT (self),
+          "an output buffer");
     goto fail;
   }
   /* CUDA memory of our context is read and written on the device */
@@ -821,7 +812,8 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   /* events that followed the frame pushed last go right after it */
   gst_gpu_convolve_frames_send_events (self->frames);
   if (self->failed) {
-    /* a filter change failed and the plan is gone; the error is posted */
+    /* a filter change failed and the plan is gone, or there are no output
+     * buffers; the error is posted */
     gst_clear_buffer (&trans->queued_buf);
     return GST_FLOW_ERROR;
   }
@@ -1133,8 +1125,10 @@ uses_cuda (GstGpuConvolve * self)
 }
 
 /* Our buffers: CUDA memory where the caps say so; else pinned memory on
- * CUDA, so copies to and from the GPU are DMA straight from them; frames
- * in flight hold buffers too. `size` is what a buffer of the pool holds. */
+ * CUDA, so copies to and from the GPU are DMA straight from them, and
+ * plain memory on the CPU, both from an allocator that fails with NULL
+ * where GStreamer's default one aborts; frames in flight hold buffers too.
+ * `size` is what a buffer of the pool holds. */
 static GstBufferPool *
 make_pool (GstGpuConvolve * self, GstCaps * caps,
     const GstGpuConvolveInfo * info, guint min, guint max, guint * size)
@@ -1154,14 +1148,8 @@ make_pool (GstGpuConvolve * self, GstCaps * caps,
     }
     return pool;
   }
-  if (uses_cuda (self))
-    return gst_gpu_convolve_pinned_pool_new (caps, info->size, min, max);
-  pool = gst_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, info->size, min, max);
-  if (!gst_buffer_pool_set_config (pool, config))
-    gst_clear_object (&pool);
-  return pool;
+  return gst_gpu_convolve_pool_new (caps, info->size, min, max,
+      uses_cuda (self));
 }
 
 static gboolean
@@ -1185,22 +1173,41 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   gst_query_add_allocation_meta (query, GST_VIDEO_CROP_META_API_TYPE, NULL);
   gst_query_parse_allocation (query, &caps, NULL);
-  if (!uses_cuda (self) || !caps
-      || !gst_gpu_convolve_info_from_caps (&info, caps))
+  if (!caps || !gst_gpu_convolve_info_from_caps (&info, caps)
+      || (info.cuda_memory && !uses_cuda (self)))
     return TRUE;
   /* upstream writes frames straight into pinned memory, or into CUDA
-   * memory of our context where the caps say so */
+   * memory of our context where the caps say so; on the CPU into plain
+   * memory that, unlike GStreamer's default, fails an allocation with an
+   * error rather than aborting */
   pool = make_pool (self, caps, &info, frames_in_flight (self) + 1, 0, &size);
   if (pool) {
+    /* upstream only says it could not go on; the pool says why */
+    gst_gpu_convolve_pool_report_to (pool, GST_ELEMENT (self));
     gst_query_add_allocation_pool (query, pool, size,
         frames_in_flight (self) + 1, 0);
     if (!info.cuda_memory) {
-      GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
+      GstAllocator *allocator = gst_gpu_convolve_allocator_get (uses_cuda
+          (self));
       gst_query_add_allocation_param (query, allocator, NULL);
       gst_object_unref (allocator);
     }
     gst_object_unref (pool);
   }
+  return TRUE;
+}
+
+/* No output pool: with the error posted, frames are refused
+ * (GST_FLOW_ERROR) until new caps or a restart. TRUE all the same: on
+ * FALSE GstBaseTransform returns not-negotiated, upstream negotiates again
+ * and then fills a pool of its own, whose allocator (GStreamer's default)
+ * aborts the process where memory ran out. */
+static gboolean
+refuse_frames (GstGpuConvolve * self, GstQuery * query)
+{
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+  self->failed = TRUE;
   return TRUE;
 }
 
@@ -1228,15 +1235,16 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
             "of %ux%u %s output buffers%s", info.width, info.height,
             gcv_format_name (info.format), info.cuda_memory ?
             " in CUDA memory" : ""), (NULL));
-    return FALSE;
+    return refuse_frames (self, query);
   }
   /* Activated here, not by GstBaseTransform on the first buffer: there a
    * failure (on CUDA: no pinned memory) is "failed to activate bufferpool"
-   * with no reason, where docs/errors.md wants the CUDA error. */
+   * with no reason, where docs/errors.md wants the reason (the CUDA error,
+   * or the bytes that could not be had). */
   if (!gst_buffer_pool_set_active (pool, TRUE)) {
-    post_alloc_error (self, "output buffers");
+    gst_gpu_convolve_post_alloc_error (GST_ELEMENT (self), "output buffers");
     gst_object_unref (pool);
-    return FALSE;
+    return refuse_frames (self, query);
   }
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);

@@ -1,6 +1,9 @@
-/* A GstAllocator of page-locked host memory (cudaHostAlloc through the
- * engine), and buffer pools of it. Memory may outlive the element that
- * allocated it, so it depends on no engine. */
+/* GstAllocators of frames, page-locked host memory (cudaHostAlloc through
+ * the engine) for the CUDA backend and plain system memory for the CPU, and
+ * buffer pools of them. An allocation that fails returns NULL, with its
+ * reason kept for the element, where GStreamer's default allocator aborts
+ * the process (g_malloc). Memory may outlive the element that allocated it,
+ * so it depends on no engine. */
 #include "gstgpuconvolvepinned.h"
 #include "gcv-interop.h"
 
@@ -15,6 +18,7 @@ typedef struct {
 
 typedef struct {
   GstAllocator parent;
+  gboolean pinned;              /* page-locked; else plain system memory */
 } PinnedAllocator;
 
 typedef struct {
@@ -29,6 +33,18 @@ static GType pinned_allocator_get_type (void);
 static GPrivate last_error = G_PRIVATE_INIT (g_free);
 
 G_DEFINE_TYPE (PinnedAllocator, pinned_allocator, GST_TYPE_ALLOCATOR);
+
+static void
+debug_init (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (gst_gpu_convolve_pinned_debug,
+        "gpuconvolvepinned", 0, "gpuconvolve frame memory");
+    g_once_init_leave (&done, 1);
+  }
+}
 
 static PinnedMemory *
 pinned_memory_new (GstAllocator * allocator, GstMemory * parent,
@@ -49,17 +65,28 @@ pinned_alloc (GstAllocator * allocator, gsize size,
 {
   gsize align = params->align | gst_memory_alignment;
   gsize maxsize = size + params->prefix + params->padding;
-  GError *error = NULL;
-  gpointer block;
+  gpointer block = NULL;
+  gchar *reason = NULL;
   guint8 *data;
   PinnedMemory *m;
 
-  block = gcv_pinned_alloc (maxsize + align, &error);
+  if (maxsize < size || maxsize + align < maxsize) {
+    reason = g_strdup_printf ("a buffer of %" G_GSIZE_FORMAT " bytes is too "
+        "large", size);
+  } else if (((PinnedAllocator *) allocator)->pinned) {
+    GError *error = NULL;
+    if (!(block = gcv_pinned_alloc (maxsize + align, &error))) {
+      reason = g_strdup (error->message);
+      g_error_free (error);
+    }
+  } else if (!(block = g_try_malloc (maxsize + align))) {
+    reason = g_strdup_printf ("could not allocate %" G_GSIZE_FORMAT " bytes "
+        "of system memory", maxsize + align);
+  }
   if (!block) {
-    GST_WARNING ("no pinned memory of %" G_GSIZE_FORMAT " bytes: %s",
-        maxsize, error->message);
-    g_private_replace (&last_error, g_strdup (error->message));
-    g_error_free (error);
+    GST_WARNING ("no memory for a buffer of %" G_GSIZE_FORMAT " bytes: %s",
+        maxsize, reason);
+    g_private_replace (&last_error, reason);
     return NULL;
   }
   /* align is a mask: round up to the next multiple of align + 1 */
@@ -73,7 +100,10 @@ static void
 pinned_free (GstAllocator * allocator, GstMemory * mem)
 {
   PinnedMemory *m = (PinnedMemory *) mem;
-  gcv_pinned_free (m->block);
+  if (((PinnedAllocator *) allocator)->pinned)
+    gcv_pinned_free (m->block);
+  else
+    g_free (m->block);
   g_free (m);
 }
 
@@ -113,28 +143,36 @@ static void
 pinned_allocator_init (PinnedAllocator * self)
 {
   GstAllocator *alloc = GST_ALLOCATOR (self);
-  alloc->mem_type = GST_GPU_CONVOLVE_PINNED_MEMORY_TYPE;
   alloc->mem_map = pinned_map;
   alloc->mem_unmap = pinned_unmap;
   alloc->mem_share = pinned_share;
   GST_OBJECT_FLAG_SET (self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
 }
 
-GstAllocator *
-gst_gpu_convolve_pinned_allocator_get (void)
+static GstAllocator *
+allocator_new (gboolean pinned)
 {
-  static GstAllocator *allocator = NULL;
+  PinnedAllocator *a;
 
-  if (g_once_init_enter (&allocator)) {
-    GstAllocator *a;
-    GST_DEBUG_CATEGORY_INIT (gst_gpu_convolve_pinned_debug,
-        "gpuconvolvepinned", 0, "gpuconvolve pinned memory");
-    a = g_object_new (pinned_allocator_get_type (), NULL);
-    gst_object_ref_sink (a);
-    GST_OBJECT_FLAG_SET (a, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-    g_once_init_leave (&allocator, a);
-  }
-  return gst_object_ref (allocator);
+  debug_init ();
+  a = g_object_new (pinned_allocator_get_type (), NULL);
+  a->pinned = pinned;
+  GST_ALLOCATOR (a)->mem_type = pinned ? GST_GPU_CONVOLVE_PINNED_MEMORY_TYPE :
+      GST_GPU_CONVOLVE_SYSTEM_MEMORY_TYPE;
+  gst_object_ref_sink (a);
+  GST_OBJECT_FLAG_SET (a, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  return GST_ALLOCATOR (a);
+}
+
+GstAllocator *
+gst_gpu_convolve_allocator_get (gboolean pinned)
+{
+  static GstAllocator *allocators[2] = { NULL, NULL };
+  GstAllocator **allocator = &allocators[pinned ? 1 : 0];
+
+  if (g_once_init_enter (allocator))
+    g_once_init_leave (allocator, allocator_new (pinned));
+  return gst_object_ref (*allocator);
 }
 
 gchar *
@@ -149,6 +187,17 @@ gst_gpu_convolve_pinned_take_error (void)
   return reason;
 }
 
+void
+gst_gpu_convolve_post_alloc_error (GstElement * element, const gchar * what)
+{
+  gchar *reason = gst_gpu_convolve_pinned_take_error ();
+
+  debug_init ();
+  GST_ELEMENT_ERROR (element, RESOURCE, FAILED, ("Could not allocate %s: %s",
+          what, reason ? reason : "the buffer pool has none"), (NULL));
+  g_free (reason);
+}
+
 gboolean
 gst_gpu_convolve_is_pinned_memory (GstMemory * mem)
 {
@@ -156,10 +205,13 @@ gst_gpu_convolve_is_pinned_memory (GstMemory * mem)
 }
 
 /* A plain buffer pool, but for a failed start: GstBufferPool keeps the
- * buffers it allocated before the one that failed (pinned memory can run
- * out), which then leak; they are freed here. */
+ * buffers it allocated before the one that failed (memory can run out),
+ * which then leak; they are freed here. A pool that upstream fills says
+ * why it failed on its owner's bus, as upstream only says it could not
+ * go on (videotestsrc: "not-negotiated"). */
 typedef struct {
   GstBufferPool parent;
+  GWeakRef owner;               /* GstElement, for a pool that upstream fills */
 } PinnedPool;
 
 typedef struct {
@@ -169,6 +221,17 @@ typedef struct {
 static GType pinned_pool_get_type (void);
 G_DEFINE_TYPE (PinnedPool, pinned_pool, GST_TYPE_BUFFER_POOL);
 
+static void
+pinned_pool_report (GstBufferPool * pool, const gchar * what)
+{
+  GstElement *owner = g_weak_ref_get (&((PinnedPool *) pool)->owner);
+
+  if (owner) {
+    gst_gpu_convolve_post_alloc_error (owner, what);
+    gst_object_unref (owner);
+  }
+}
+
 static gboolean
 pinned_pool_start (GstBufferPool * pool)
 {
@@ -177,27 +240,58 @@ pinned_pool_start (GstBufferPool * pool)
   if (parent->start (pool))
     return TRUE;
   parent->stop (pool);
+  pinned_pool_report (pool, "input buffers");
   return FALSE;
+}
+
+static GstFlowReturn
+pinned_pool_alloc_buffer (GstBufferPool * pool, GstBuffer ** buffer,
+    GstBufferPoolAcquireParams * params)
+{
+  GstBufferPoolClass *parent = GST_BUFFER_POOL_CLASS (pinned_pool_parent_class);
+  GstFlowReturn ret = parent->alloc_buffer (pool, buffer, params);
+
+  /* while active, the pool grows; a failed start is reported above */
+  if (ret == GST_FLOW_ERROR && gst_buffer_pool_is_active (pool))
+    pinned_pool_report (pool, "an input buffer");
+  return ret;
+}
+
+static void
+pinned_pool_finalize (GObject * object)
+{
+  g_weak_ref_clear (&((PinnedPool *) object)->owner);
+  G_OBJECT_CLASS (pinned_pool_parent_class)->finalize (object);
 }
 
 static void
 pinned_pool_class_init (PinnedPoolClass * klass)
 {
+  G_OBJECT_CLASS (klass)->finalize = pinned_pool_finalize;
   GST_BUFFER_POOL_CLASS (klass)->start = pinned_pool_start;
+  GST_BUFFER_POOL_CLASS (klass)->alloc_buffer = pinned_pool_alloc_buffer;
 }
 
 static void
 pinned_pool_init (PinnedPool * self)
 {
+  g_weak_ref_init (&self->owner, NULL);
+}
+
+void
+gst_gpu_convolve_pool_report_to (GstBufferPool * pool, GstElement * element)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (pool, pinned_pool_get_type ()))
+    g_weak_ref_set (&((PinnedPool *) pool)->owner, element);
 }
 
 GstBufferPool *
-gst_gpu_convolve_pinned_pool_new (GstCaps * caps, gsize size, guint min,
-    guint max)
+gst_gpu_convolve_pool_new (GstCaps * caps, gsize size, guint min, guint max,
+    gboolean pinned)
 {
   GstBufferPool *pool = g_object_new (pinned_pool_get_type (), NULL);
   GstStructure *config = gst_buffer_pool_get_config (pool);
-  GstAllocator *allocator = gst_gpu_convolve_pinned_allocator_get ();
+  GstAllocator *allocator = gst_gpu_convolve_allocator_get (pinned);
 
   gst_object_ref_sink (pool);
   gst_buffer_pool_config_set_params (config, caps, size, min, max);

@@ -717,3 +717,50 @@ gcvt_log_capture_stop (void)
   g_clear_pointer (&log_lines, g_ptr_array_unref);
   g_mutex_unlock (&log_lock);
 }
+
+/* --- memory -------------------------------------------------------------- */
+
+gboolean
+gcvt_limit_memory (gsize headroom, struct rlimit *saved)
+{
+#ifdef __linux__
+  const gchar *preload = g_getenv ("LD_PRELOAD");
+  gchar *status = NULL, *line;
+  guint64 kb = 0;
+  struct rlimit lim;
+  gpointer probe;
+
+  if (preload && strstr (preload, "vgpreload"))
+    return FALSE;
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return FALSE;
+  line = strstr (status, "VmSize:");
+  if (line)
+    kb = g_ascii_strtoull (line + 7, NULL, 10);
+  g_free (status);
+  if (kb == 0 || getrlimit (RLIMIT_AS, saved) != 0)
+    return FALSE;
+  lim = *saved;
+  lim.rlim_cur = kb * 1024 + headroom;
+  if (saved->rlim_max != RLIM_INFINITY && lim.rlim_cur > saved->rlim_max)
+    return FALSE;
+  if (setrlimit (RLIMIT_AS, &lim) != 0)
+    return FALSE;
+  /* the limit has to bite */
+  probe = g_try_malloc (headroom + 64 * 1024 * 1024);
+  if (probe) {
+    g_free (probe);
+    setrlimit (RLIMIT_AS, saved);
+    return FALSE;
+  }
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+void
+gcvt_unlimit_memory (const struct rlimit *saved)
+{
+  fail_unless (setrlimit (RLIMIT_AS, saved) == 0);
+}

@@ -7,6 +7,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
+#include <sys/resource.h>
+
 #include "reference.h"
 
 G_BEGIN_DECLS
@@ -131,6 +133,15 @@ void gcvt_assert_message (GstMessage * msg, GQuark domain, gint code,
 /* READY->PAUSED must fail with this error. */
 void gcvt_expect_start_error (GstElement * element, GQuark domain, gint code,
     const gchar * word);
+
+/* --- memory -------------------------------------------------------------- */
+
+/* Limits the address space (RLIMIT_AS) to what it is now plus `headroom`
+ * bytes, so that small allocations still succeed and large ones fail; FALSE
+ * (and no limit) where such a limit does not work here (not Linux, or under
+ * a tool that keeps memory of its own, such as valgrind). */
+gboolean gcvt_limit_memory (gsize headroom, struct rlimit *saved);
+void gcvt_unlimit_memory (const struct rlimit *saved);
 
 /* Collects GST_WARNINGs of the "gpuconvolve" debug category. */
 void gcvt_log_capture_start (void);

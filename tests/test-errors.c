@@ -3,9 +3,11 @@
  * array elements that are not numbers, settings still invalid at start in
  * each way, a missing device or device id, what the frame-size errors say,
  * GRAY32F buffers whose size or layout is not a whole number of floats,
- * caps outside the limits in a pipeline, unusable tuning files and preset
- * files with junk in them. Each case checks the error domain and code and
- * that the message names what is wrong.
+ * caps outside the limits in a pipeline, unusable tuning files, preset
+ * files with junk in them, and memory for frames that runs out (under an
+ * address-space limit) in the output pool, in the pool offered upstream and
+ * in a whole pipeline. Each case checks the error domain and code and that
+ * the message names what is wrong.
  *
  * Already covered elsewhere (not repeated here): kernel lengths, NaN and
  * infinite coefficients and scalars, anchors outside K, separable=always
@@ -1246,6 +1248,274 @@ GST_START_TEST (test_preset_junk)
 
 GST_END_TEST;
 
+/* --- memory that runs out ------------------------------------------------ */
+
+/* Room for what is small (pools, messages, thread stacks), not for a
+ * 16384x16384 GRAY8 frame (256 MiB). */
+#define BIG_SIDE 16384
+#define BIG_HEADROOM (128 * 1024 * 1024)
+
+/* The errors `element` posted: exactly one, RESOURCE/FAILED, "Could not
+ * allocate <what>: could not allocate <n> bytes of system memory". */
+static void
+assert_one_alloc_error (GstElement * element, const gchar * what)
+{
+  GstBus *bus = gcvt_bus (element);
+  GstMessage *msg = gcvt_pop (bus, GST_MESSAGE_ERROR), *more;
+  gchar *expect = g_strdup_printf ("Could not allocate %s: could not "
+      "allocate ", what);
+  GError *err = NULL;
+
+  fail_unless (msg != NULL, "no error posted for %s", what);
+  gst_message_parse_error (msg, &err, NULL);
+  g_print ("%s\n", err->message);
+  fail_unless (err->domain == GST_RESOURCE_ERROR
+      && err->code == GST_RESOURCE_ERROR_FAILED, "%s %d: %s",
+      g_quark_to_string (err->domain), err->code, err->message);
+  fail_unless (g_str_has_prefix (err->message, expect)
+      && strstr (err->message, " bytes of system memory") != NULL,
+      "the message \"%s\" is not \"%s<n> bytes of system memory\"",
+      err->message, expect);
+  more = gcvt_pop (bus, GST_MESSAGE_ERROR);
+  fail_unless (more == NULL, "a second error after \"%s\"", err->message);
+  g_error_free (err);
+  g_free (expect);
+  gst_message_unref (msg);
+}
+
+/* A big GRAY8 frame, allocated before any limit. */
+static GstBuffer *
+big_frame (void)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) BIG_SIDE * BIG_SIDE,
+      NULL);
+
+  gst_buffer_memset (buf, 0, 0x80, (gsize) BIG_SIDE * BIG_SIDE);
+  return buf;
+}
+
+/* The output pool cannot be filled: the documented RESOURCE/FAILED error,
+ * GST_FLOW_ERROR, no frame and no abort (GStreamer's own pool aborts the
+ * process where g_malloc fails). _i: the frame in which memory runs out:
+ * the first (the pool's start) or the second (the pool grows, the first
+ * output still held downstream). */
+GST_START_TEST (test_output_pool_out_of_memory)
+{
+  GstElement *e = gcvt_element_new ();
+  GstBuffer *in = big_frame ();
+  struct rlimit saved;
+  GstHarness *h;
+  GstFlowReturn ret;
+
+  g_object_set (e, "size", 3, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
+  h = gcvt_harness_new (e);
+  /* the harness asks for the pools with the caps */
+  if (__i__ == 1) {
+    gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, BIG_SIDE, BIG_SIDE);
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
+        GST_FLOW_OK);
+  }
+  if (!gcvt_limit_memory (BIG_HEADROOM, &saved)) {
+    g_print ("output_pool_out_of_memory: an address-space limit does not "
+        "work here, skipped\n");
+  } else {
+    if (__i__ == 0)
+      gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, BIG_SIDE, BIG_SIDE);
+    ret = gst_harness_push (h, gst_buffer_ref (in));
+    gcvt_unlimit_memory (&saved);
+    fail_unless_equals_int (ret, GST_FLOW_ERROR);
+    assert_one_alloc_error (e, __i__ ? "an output buffer" : "output buffers");
+    fail_unless_equals_int (gst_harness_buffers_received (h), __i__);
+  }
+  gst_buffer_unref (in);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
+/* The pool offered upstream cannot be filled: activating it fails (no
+ * abort) and the element says why, as upstream itself only stops
+ * ("not-negotiated"). */
+GST_START_TEST (test_upstream_pool_out_of_memory)
+{
+  GstElement *e = gcvt_element_new ();
+  GstCaps *caps = gcvt_caps (REF_GRAY8, BIG_SIDE, BIG_SIDE);
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool = NULL;
+  struct rlimit saved;
+  GstHarness *h;
+  gboolean active;
+
+  g_object_set (e, "size", 3, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, BIG_SIDE, BIG_SIDE);
+  fail_unless (gst_pad_peer_query (h->srcpad, query));
+  fail_unless (gst_query_get_n_allocation_pools (query) > 0,
+      "no pool offered upstream");
+  gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
+  fail_unless (pool != NULL);
+  if (!gcvt_limit_memory (BIG_HEADROOM, &saved)) {
+    g_print ("upstream_pool_out_of_memory: an address-space limit does not "
+        "work here, skipped\n");
+  } else {
+    active = gst_buffer_pool_set_active (pool, TRUE);
+    gcvt_unlimit_memory (&saved);
+    fail_if (active, "a pool of 256 MiB buffers started under the limit");
+    assert_one_alloc_error (e, "input buffers");
+  }
+  gst_object_unref (pool);
+  gst_query_unref (query);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
+/* videotestsrc ! gpuconvolve ! fakesink with 256 MiB frames under the
+ * limit: the pipeline ends with gpuconvolve's error first, and goes to
+ * NULL, with no abort on the way (upstream fills the pool gpuconvolve
+ * offers, not one of its own). */
+GST_START_TEST (test_pipeline_out_of_memory)
+{
+  gchar *props = gcvt_launch_props ();
+  gchar *line = g_strdup_printf ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=GRAY8,width=%u,height=%u ! gpuconvolve name=f %s "
+      "filter=box size=3 ! fakesink", BIG_SIDE, BIG_SIDE, props);
+  GstElement *pipeline = gst_parse_launch (line, NULL), *f;
+  GstMessage *msg;
+  struct rlimit saved;
+
+  fail_unless (pipeline != NULL, "%s", line);
+  f = gst_bin_get_by_name (GST_BIN (pipeline), "f");
+  gst_element_set_state (pipeline, GST_STATE_READY);
+  if (!gcvt_limit_memory (BIG_HEADROOM, &saved)) {
+    g_print ("pipeline_out_of_memory: an address-space limit does not work "
+        "here, skipped\n");
+  } else {
+    GstBus *bus = gst_element_get_bus (pipeline);
+    GError *err = NULL;
+
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    fail_unless (msg != NULL, "the pipeline did not end in 60 s");
+    fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
+        "the pipeline ended without an error");
+    gst_message_parse_error (msg, &err, NULL);
+    g_print ("%s: %s\n", GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)),
+        err->message);
+    fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (f)
+        && g_error_matches (err, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_FAILED)
+        && g_str_has_prefix (err->message, "Could not allocate "),
+        "the first error is %s's \"%s\"",
+        GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), err->message);
+    fail_unless_equals_int (gst_element_set_state (pipeline,
+            GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    gcvt_unlimit_memory (&saved);
+    g_error_free (err);
+    gst_message_unref (msg);
+    gst_object_unref (bus);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (f);
+  gst_object_unref (pipeline);
+  g_free (line);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+/* A pool that never gives a buffer, as downstream might offer. */
+typedef struct
+{
+  GstBufferPool parent;
+} EmptyPool;
+
+typedef struct
+{
+  GstBufferPoolClass parent_class;
+} EmptyPoolClass;
+
+static GType empty_pool_get_type (void);
+G_DEFINE_TYPE (EmptyPool, empty_pool, GST_TYPE_BUFFER_POOL);
+
+static GstFlowReturn
+empty_pool_alloc (GstBufferPool * pool, GstBuffer ** buffer,
+    GstBufferPoolAcquireParams * params)
+{
+  return GST_FLOW_ERROR;
+}
+
+static void
+empty_pool_class_init (EmptyPoolClass * klass)
+{
+  GST_BUFFER_POOL_CLASS (klass)->alloc_buffer = empty_pool_alloc;
+}
+
+static void
+empty_pool_init (EmptyPool * self)
+{
+}
+
+/* Downstream's answer to the ALLOCATION query gets the empty pool. */
+static GstPadProbeReturn
+offer_empty_pool (GstPad * pad, GstPadProbeInfo * info, gpointer pool)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION) {
+    gst_query_add_allocation_pool (query, pool, 64 * 48, 2, 0);
+    g_object_set_data (pool, "offered", GINT_TO_POINTER (TRUE));
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* A pool downstream offers is never filled by the element (its output
+ * comes from its own pool), so one that cannot allocate changes nothing. */
+GST_START_TEST (test_downstream_pool_not_used)
+{
+  GstBufferPool *empty = g_object_new (empty_pool_get_type (), NULL);
+  GstElement *e = gcvt_element_new ();
+  GRand *r = ref_rand_new ("downstream_pool_not_used");
+  RefKernel *k = ref_builtin ("box", 3, 1.0);
+  RefImage *img = gcvt_random_image (r, REF_GRAY8, 64, 48, 0, 0);
+  RefParams p;
+  GstHarness *h;
+  GstPad *src;
+  GstBuffer *out;
+
+  gst_object_ref_sink (empty);
+  ref_params_init (&p, k);
+  gcvt_set_params (e, &p);
+  src = gst_element_get_static_pad (e, "src");
+  /* after the harness answered */
+  gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM |
+      GST_PAD_PROBE_TYPE_PULL, offer_empty_pool, empty, NULL);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 64, 48);
+  out = gcvt_process (h, gcvt_buffer_new (img, REF_GRAY8, 0, 0, FALSE));
+  fail_unless (g_object_get_data (G_OBJECT (empty), "offered") != NULL,
+      "the element asked downstream for no pool");
+  fail_unless (out->pool != empty, "the output came from downstream's pool");
+  gcvt_assert_frame (out, REF_GRAY8, REF_GRAY8, img, &p, "downstream pool");
+  fail_unless (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR) == NULL);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  gst_object_unref (src);
+  gcvt_element_unref (e);
+  gst_object_unref (empty);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 static Suite *
 errors_suite (void)
 {
@@ -1268,6 +1538,15 @@ errors_suite (void)
   tcase_add_test (tc, test_tuning_file_unusable);
   tcase_add_test (tc, test_tuning_file_not_regular_or_too_large);
   tcase_add_test (tc, test_preset_junk);
+  /* system memory: the CPU backend's pools (on CUDA they hold pinned
+   * memory, which test-cuda-failure.c makes fail) */
+  GCVT_ADD_LOOP_TEST_IF (tc, test_output_pool_out_of_memory, 0, 2,
+      !gcvt_on_cuda (), "system memory pools are the CPU backend's");
+  GCVT_ADD_TEST_IF (tc, test_upstream_pool_out_of_memory, !gcvt_on_cuda (),
+      "system memory pools are the CPU backend's");
+  GCVT_ADD_TEST_IF (tc, test_pipeline_out_of_memory, !gcvt_on_cuda (),
+      "system memory pools are the CPU backend's");
+  tcase_add_test (tc, test_downstream_pool_not_used);
   return s;
 }
 

@@ -14,7 +14,13 @@
  * point, as OpenCV's GaussianBlur does, where the error bound worked out
  * for the taps at set-up keeps the result within the bound of docs/filters.md. A 16-bit
  * lane holds twice the samples of a float one, and 8-bit input and output
- * convert to it in a step. */
+ * convert to it in a step.
+ *
+ * GRAY32F input may hold NaN and infinities, which reach an output only
+ * from its own footprint, through every tap of it (docs/filters.md): no
+ * output multiplies a sample outside its footprint, rows that hold one
+ * are filtered through the zero taps too, and the separable path runs
+ * only where its factors keep the kernel's zeros and signs. */
 #include "gcv-private.h"
 #include "gcv-border.h"
 #include "gcv-cpu-pool.h"
@@ -73,6 +79,19 @@ typedef struct {
   guint offset;                 /* samples from the row's first */
 } Tap;
 
+/* The direct path's taps for output rows y and y + 1 from input rows
+ * y - ay .. y - ay + kh, in row order: the first n_first from row 0 (row
+ * y's alone), the last n_last from row kh (row y + 1's alone), the others
+ * read by both. weights0[t] is K[row][i] for row y (t < n_taps - n_last),
+ * weights1[t] is K[row - 1][i] for row y + 1 (t >= n_first). No output
+ * multiplies a sample outside its own footprint: a NaN or an infinity
+ * there would reach it through a zero weight. */
+typedef struct {
+  guint n_taps, n_first, n_last;
+  Tap *taps;
+  gfloat *weights0, *weights1;
+} TapSet;
+
 /* What a filter and a geometry come to; replaced as a whole, so a filter
  * that cannot be set up leaves the previous one working. */
 typedef struct {
@@ -89,12 +108,11 @@ typedef struct {
   /* float taps in output units (the format conversion's 255 or 1/255
    * folded in) */
   gfloat *row, *column;         /* separable */
-  /* direct: taps for output rows y and y + 1 from input rows y - ay ..
-   * y - ay + kh, the weights of each for the two (K[row] and K[row - 1]);
-   * taps that are zero for both are left out */
-  guint n_taps;
-  Tap *taps;
-  gfloat *weights0, *weights1;
+  /* direct: taps that are zero for both rows left out, for rows of
+   * finite samples; with float input also every tap of the footprint, for
+   * rows with a NaN or an infinity, where a zero tap makes NaN */
+  TapSet sparse, full;
+  gboolean check_finite;        /* float input: rows may hold NaN or Inf */
   /* fixed point: samples are 8.8 (x * 256), taps 0.16, each product's
    * fraction dropped; the sums start from these to centre those losses
    * (and, in the column pass, to round) */
@@ -121,6 +139,8 @@ typedef struct {
   gconstpointer *ptr;           /* the taps' sources for one output row */
   gconstpointer *rows;          /* the kept rows by slot */
   gconstpointer *window;        /* the kept rows by kernel row */
+  guint8 *finite;               /* direct, float input: kept row by slot
+                                 * holds no NaN or infinity */
 } Scratch;
 
 typedef struct {
@@ -197,23 +217,37 @@ fir (gfloat * restrict out, const gconstpointer * restrict src,
   }
 }
 
-/* Two output rows at once, from taps that read the same samples:
- * out0[x] = bias + sum_t w0[t] * src[t][x], out1 likewise with w1. Every
- * vector loaded serves both rows, so there are half as many loads per FMA
- * as in fir(); four vectors of each row at a time, for the registers. */
+/* Two output rows at once, from taps that mostly read the same samples:
+ * out0[x] = bias + sum_{t < n - last} w0[t] * src[t][x], out1[x] = bias +
+ * sum_{t >= first} w1[t] * src[t][x], with n = nt. Every vector loaded by
+ * the shared taps serves both rows, so there are half as many loads per
+ * FMA as in fir(); each row's own taps (the first `first`, the last
+ * `last`) go to that row alone. Four vectors of each row at a time, for
+ * the registers. */
 GCV_SIMD_CLONES static void
 fir2 (gfloat * restrict out0, gfloat * restrict out1,
     const gconstpointer * restrict src, const gfloat * restrict w0,
-    const gfloat * restrict w1, guint nt, gfloat bias, gsize n)
+    const gfloat * restrict w1, guint first, guint nt, guint last,
+    gfloat bias, gsize n)
 {
   /* the bias is added after the taps: a sum started at a large bias would
    * round every tap at the bias's magnitude */
   const vf8 z = (vf8) { 0 }, b = z + bias;
+  const guint shared_end = nt - last;
   gsize x = 0;
 
   for (; x + 4 * LANES <= n; x += 4 * LANES) {
     vf8 a0 = z, a1 = z, a2 = z, a3 = z, c0 = z, c1 = z, c2 = z, c3 = z;
-    for (guint t = 0; t < nt; t++) {
+    guint t = 0;
+    for (; t < first; t++) {
+      const gfloat *s = (const gfloat *) src[t] + x;
+      const gfloat k0 = w0[t];
+      a0 += k0 * LOAD (s);
+      a1 += k0 * LOAD (s + LANES);
+      a2 += k0 * LOAD (s + 2 * LANES);
+      a3 += k0 * LOAD (s + 3 * LANES);
+    }
+    for (; t < shared_end; t++) {
       const gfloat *s = (const gfloat *) src[t] + x;
       const gfloat k0 = w0[t], k1 = w1[t];
       const vf8 v0 = LOAD (s), v1 = LOAD (s + LANES),
@@ -227,6 +261,14 @@ fir2 (gfloat * restrict out0, gfloat * restrict out1,
       c2 += k1 * v2;
       c3 += k1 * v3;
     }
+    for (; t < nt; t++) {
+      const gfloat *s = (const gfloat *) src[t] + x;
+      const gfloat k1 = w1[t];
+      c0 += k1 * LOAD (s);
+      c1 += k1 * LOAD (s + LANES);
+      c2 += k1 * LOAD (s + 2 * LANES);
+      c3 += k1 * LOAD (s + 3 * LANES);
+    }
     STORE (out0 + x, a0 + b);
     STORE (out0 + x + LANES, a1 + b);
     STORE (out0 + x + 2 * LANES, a2 + b);
@@ -238,24 +280,52 @@ fir2 (gfloat * restrict out0, gfloat * restrict out1,
   }
   for (; x + LANES <= n; x += LANES) {
     vf8 a = z, c = z;
-    for (guint t = 0; t < nt; t++) {
+    guint t = 0;
+    for (; t < first; t++)
+      a += w0[t] * LOAD ((const gfloat *) src[t] + x);
+    for (; t < shared_end; t++) {
       const vf8 v = LOAD ((const gfloat *) src[t] + x);
       a += w0[t] * v;
       c += w1[t] * v;
     }
+    for (; t < nt; t++)
+      c += w1[t] * LOAD ((const gfloat *) src[t] + x);
     STORE (out0 + x, a + b);
     STORE (out1 + x, c + b);
   }
   for (; x < n; x++) {
     gfloat a = 0.0f, c = 0.0f;
-    for (guint t = 0; t < nt; t++) {
+    guint t = 0;
+    for (; t < first; t++)
+      a += w0[t] * ((const gfloat *) src[t])[x];
+    for (; t < shared_end; t++) {
       const gfloat v = ((const gfloat *) src[t])[x];
       a += w0[t] * v;
       c += w1[t] * v;
     }
+    for (; t < nt; t++)
+      c += w1[t] * ((const gfloat *) src[t])[x];
     out0[x] = a + bias;
     out1[x] = c + bias;
   }
+}
+
+/* Whether n floats are all finite: their largest exponent field is not
+ * all ones (a max reduction, which vectorises; a pass of its own over the
+ * row in L1 costs less than one fused into the copy that brings it). */
+typedef guint32 u32_alias __attribute__((may_alias));
+
+GCV_SIMD_CLONES static gboolean
+all_finite (const gfloat * restrict v, gsize n)
+{
+  const u32_alias *b = (const u32_alias *) v;
+  guint32 m = 0;
+
+  for (gsize x = 0; x < n; x++) {
+    const guint32 e = b[x] & 0x7f800000u;
+    m = m > e ? m : e;
+  }
+  return m != 0x7f800000u;
 }
 
 /* The high half of a 16 x 16-bit product, which the vectoriser turns into
@@ -586,6 +656,29 @@ fill_window (const Scratch * sc, guint first, guint count, guint ring)
     sc->window[j] = sc->rows[o];
 }
 
+/* The direct path's taps for the `count` kept rows from slot `first` on:
+ * every tap of the footprint where one of them holds a NaN or an infinity,
+ * else those that weigh something. */
+static const TapSet *
+choose_taps (const Setup * s, const Scratch * sc, guint first, guint count)
+{
+  if (s->check_finite)
+    for (guint j = 0, o = first % s->ring; j < count; j++, o = o + 1 ==
+        s->ring ? 0 : o + 1)
+      if (!sc->finite[o])
+        return &s->full;
+  return &s->sparse;
+}
+
+/* Points the first `n` taps of `ts` at the window's rows. */
+static void
+point_taps (const Scratch * sc, const TapSet * ts, guint n)
+{
+  for (guint t = 0; t < n; t++)
+    sc->ptr[t] = (const gfloat *) sc->window[ts->taps[t].row]
+        + ts->taps[t].offset;
+}
+
 /* Where output row y of the strip at x0 goes: float output is written in
  * place where aligned, other output through the strip's row `which`. */
 static gpointer
@@ -642,6 +735,8 @@ run_band (gpointer data, guint task, guint worker)
         sc->rows[slot] = kept;
       } else {
         sc->rows[slot] = input_line (job, sy, x0, len, kept);
+        if (s->check_finite)
+          sc->finite[slot] = all_finite (sc->rows[slot], (gsize) len * ch);
       }
       if (k + 1 < kh)
         continue;
@@ -659,26 +754,24 @@ run_band (gpointer data, guint task, guint worker)
         store_row (job, y, x0, n, out);
       } else if ((y - y0) % 2 == 1) {
         /* rows y - 1 and y, from the kh + 1 rows from the next slot on */
+        const TapSet *ts = choose_taps (s, sc, slot + 1, kh + 1);
         gpointer out1 = output_row (job, sc, y, x0, 1);
         fill_window (sc, slot + 1, kh + 1, ring);
-        for (guint t = 0; t < s->n_taps; t++)
-          sc->ptr[t] = (const gfloat *) sc->window[s->taps[t].row]
-              + s->taps[t].offset;
+        point_taps (sc, ts, ts->n_taps);
         out = output_row (job, sc, y - 1, x0, 0);
-        fir2 (out, out1, sc->ptr, s->weights0, s->weights1, s->n_taps,
-            s->bias, ns);
+        fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1, ts->n_first,
+            ts->n_taps, ts->n_last, s->bias, ns);
         store_row (job, y - 1, x0, n, out);
         store_row (job, y, x0, n, out1);
       } else if (y + 1 == y1) {
-        /* the band's last row, alone: the kh rows from the one after next;
-         * the taps of row kh weigh nothing for it */
+        /* the band's last row, alone: the kh rows from the one after next,
+         * through the taps of all rows but row kh */
+        const TapSet *ts = choose_taps (s, sc, slot + 2, kh);
         fill_window (sc, slot + 2, kh, ring);
-        sc->window[kh] = sc->window[kh - 1];
-        for (guint t = 0; t < s->n_taps; t++)
-          sc->ptr[t] = (const gfloat *) sc->window[s->taps[t].row]
-              + s->taps[t].offset;
+        point_taps (sc, ts, ts->n_taps - ts->n_last);
         out = output_row (job, sc, y, x0, 0);
-        fir (out, sc->ptr, s->weights0, s->n_taps, s->bias, ns);
+        fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last, s->bias,
+            ns);
         store_row (job, y, x0, n, out);
       }
     }
@@ -714,8 +807,10 @@ setup_free (Setup * s)
     return;
   g_free (s->row);
   g_free (s->column);
-  g_free (s->taps);
-  g_free (s->weights0);
+  g_free (s->sparse.taps);
+  g_free (s->sparse.weights0);
+  g_free (s->full.taps);
+  g_free (s->full.weights0);
   g_free (s->row_fixed);
   g_free (s->column_fixed);
   g_free (s->xmap);
@@ -851,6 +946,70 @@ direct_weight (const GcvFilter * f, guint row, guint i)
   return row < f->kh ? f->taps[(gsize) row * f->kw + i] : 0.0f;
 }
 
+/* The direct path's taps (TapSet) of `f`: every tap of each row's
+ * footprint when `all`, else those that weigh something for one of the
+ * two rows (zero taps, as in Laplacians, sharpen and the corners of round
+ * kernels, then cost nothing). FALSE and an error where memory runs out. */
+static gboolean
+tap_set_init (TapSet * ts, const GcvFilter * f, guint channels,
+    gfloat out_scale, gboolean all, GError ** error)
+{
+  guint t = 0;
+
+  for (guint r = 0; r <= f->kh; r++)
+    for (guint i = 0; i < f->kw; i++) {
+      /* row 0 weighs nothing for row y + 1, row kh nothing for row y */
+      gfloat v0 = direct_weight (f, r, i), v1 = direct_weight (f, r - 1, i);
+      if (!all && v0 == 0.0f && v1 == 0.0f)
+        continue;
+      ts->n_taps++;
+      ts->n_first += r == 0;
+      ts->n_last += r == f->kh;
+    }
+  ts->taps = try_alloc (ts->n_taps * sizeof (Tap), error, "the %u taps of "
+      "a %ux%u kernel", ts->n_taps, f->kw, f->kh);
+  ts->weights0 = ts->taps ? try_alloc (2 * ts->n_taps * sizeof (gfloat),
+      error, "the %u taps of a %ux%u kernel", ts->n_taps, f->kw, f->kh) :
+      NULL;
+  if (!ts->weights0)
+    return FALSE;
+  ts->weights1 = ts->weights0 + ts->n_taps;
+  for (guint r = 0; r <= f->kh; r++)
+    for (guint i = 0; i < f->kw; i++) {
+      gfloat v0 = direct_weight (f, r, i), v1 = direct_weight (f, r - 1, i);
+      if (!all && v0 == 0.0f && v1 == 0.0f)
+        continue;
+      ts->taps[t].row = r;
+      ts->taps[t].offset = i * channels;
+      ts->weights0[t] = v0 * out_scale;
+      ts->weights1[t] = v1 * out_scale;
+      t++;
+    }
+  return TRUE;
+}
+
+static gint
+sign (gfloat v)
+{
+  return (v > 0.0f) - (v < 0.0f);
+}
+
+/* Whether column[j] * row[i], as the separable path multiplies them, has
+ * the sign of K[j][i] for every tap, zero where K is zero: then a NaN or
+ * an infinity under the footprint gives what K gives it. A kernel that is
+ * rank 1 only within the tolerance may not (a tiny tap where the factors
+ * give 0, which turns an infinity into NaN). */
+static gboolean
+factors_keep_signs (const GcvFilter * f)
+{
+  for (guint j = 0; j < f->kh; j++)
+    for (guint i = 0; i < f->kw; i++)
+      if (sign (f->column[j]) * sign (f->row[i])
+          != sign (f->taps[(gsize) j * f->kw + i]))
+        return FALSE;
+  return TRUE;
+}
+
 /* Everything but the scratch for the plan's filter on its geometry; NULL
  * and an error where memory runs out. */
 static Setup *
@@ -861,8 +1020,12 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
   Setup *s = g_new0 (Setup, 1);
   gfloat out_scale = 1.0f;
 
+  /* float input may hold NaN and infinities, which the separable path
+   * treats as K does only where its factors keep K's signs */
+  s->check_finite = g->in_format == GCV_FORMAT_GRAY32F;
   s->separable = f->use_separable
-      && plan->requested != GCV_FAMILY_DIRECT;
+      && plan->requested != GCV_FAMILY_DIRECT
+      && (!s->check_finite || factors_keep_signs (f));
   s->kw = f->kw;
   s->kh = f->kh;
   s->ax = f->ax;
@@ -886,34 +1049,12 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
     for (guint j = 0; j < f->kh; j++)
       s->column[j] = f->column[j] * out_scale;
   } else if (!s->separable) {
-    /* zero taps (Laplacians, sharpen, the corners of round kernels) cost
-     * nothing */
-    guint t = 0;
-    for (guint r = 0; r <= f->kh; r++)
-      for (guint i = 0; i < f->kw; i++)
-        s->n_taps += direct_weight (f, r, i) != 0.0f
-            || direct_weight (f, r - 1, i) != 0.0f;
-    s->taps = try_alloc (s->n_taps * sizeof (Tap), error, "the %u taps "
-        "of a %ux%u kernel", s->n_taps, f->kw, f->kh);
-    s->weights0 = s->taps ? try_alloc (2 * s->n_taps * sizeof (gfloat),
-        error, "the %u taps of a %ux%u kernel", s->n_taps, f->kw, f->kh) :
-        NULL;
-    if (!s->weights0) {
+    if (!tap_set_init (&s->sparse, f, s->channels, out_scale, FALSE, error)
+        || (s->check_finite && !tap_set_init (&s->full, f, s->channels,
+                out_scale, TRUE, error))) {
       setup_free (s);
       return NULL;
     }
-    s->weights1 = s->weights0 + s->n_taps;
-    for (guint r = 0; r <= f->kh; r++)
-      for (guint i = 0; i < f->kw; i++) {
-        gfloat v0 = direct_weight (f, r, i), v1 = direct_weight (f, r - 1, i);
-        if (v0 == 0.0f && v1 == 0.0f)
-          continue;
-        s->taps[t].row = r;
-        s->taps[t].offset = i * s->channels;
-        s->weights0[t] = v0 * out_scale;
-        s->weights1[t] = v1 * out_scale;
-        t++;
-      }
   }
 
   choose_strips (s, g->width);
@@ -932,10 +1073,11 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
   s->ring = s->separable ? s->kh : s->kh + 1;
   s->kept_row_bytes = s->separable ? round_up ((gsize) s->strip * s->channels
       * s->sample, 64) : s->line_bytes;
-  s->ptr_slots = round_up (MAX (MAX (s->kw, s->kh), s->n_taps), 8);
+  s->ptr_slots = round_up (MAX (MAX (s->kw, s->kh), MAX (s->sparse.n_taps,
+              s->full.n_taps)), 8);
   s->scratch_bytes = s->line_bytes + s->ring * s->kept_row_bytes
       + 2 * s->out_bytes + (s->ptr_slots + 2 * round_up (s->ring, 8))
-      * sizeof (gpointer) + 64;
+      * sizeof (gpointer) + s->ring + 64;
   return s;
 }
 
@@ -978,6 +1120,7 @@ scratch_layout (Scratch * sc, guint n, const Setup * s)
     sc[i].ptr = (gconstpointer *) (sc[i].out[1] + s->out_bytes);
     sc[i].rows = sc[i].ptr + s->ptr_slots;
     sc[i].window = sc[i].rows + round_up (s->ring, 8);
+    sc[i].finite = (guint8 *) (sc[i].window + round_up (s->ring, 8));
   }
 }
 
@@ -1045,7 +1188,11 @@ cpu_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
    * forced, else direct. GPU-only families say so in the description. */
   GcvFamily algo = s->separable ? GCV_FAMILY_SEPARABLE :
       GCV_FAMILY_DIRECT;
-  if (plan->requested != GCV_FAMILY_AUTO && plan->requested != algo)
+  if (!s->separable && plan->filter->use_separable
+      && plan->requested != GCV_FAMILY_DIRECT)
+    gcv_plan_set_description (plan, algo, "%s", "(GRAY32F input: the "
+        "separable factors do not keep the kernel's zeros and signs)");
+  else if (plan->requested != GCV_FAMILY_AUTO && plan->requested != algo)
     gcv_plan_set_description (plan, algo, "(%s runs on CUDA only)",
         gcv_family_nick (plan->requested));
   else
