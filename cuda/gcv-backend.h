@@ -45,6 +45,8 @@ typedef struct {
       GError ** error);
   gpointer (*host_alloc) (gpointer engine, gsize size, GError ** error);
   void (*host_free) (gpointer engine, gpointer mem);
+  /* optional: gcv_engine_interrupt(), from any thread */
+  void (*engine_interrupt) (gpointer engine, gboolean on);
 } GcvBackend;
 
 extern const GcvBackend gcv_cpu_backend;

@@ -115,6 +115,14 @@ gcv_engine_free (GcvEngine * engine)
 }
 
 void
+gcv_engine_interrupt (GcvEngine * engine, gboolean on)
+{
+  g_return_if_fail (engine != NULL);
+  if (engine->backend->engine_interrupt)
+    engine->backend->engine_interrupt (engine->state, on);
+}
+
+void
 gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...)
 {

@@ -126,6 +126,7 @@ typedef enum {
   GCV_ERROR_NO_DEVICE,          /* no usable CUDA device */
   GCV_ERROR_DEVICE,             /* a CUDA call failed; message has its error string */
   GCV_ERROR_FRAME,              /* a frame too small for the geometry */
+  GCV_ERROR_INTERRUPTED,        /* gcv_engine_interrupt() stopped the frame */
 } GcvError;
 
 /* What the user asked for; arrays are borrowed. Field names follow the
@@ -212,6 +213,14 @@ GCV_API gboolean gcv_engine_set_tuning_file (GcvEngine * engine, const gchar * p
     GError ** error);
 GCV_API const gchar *gcv_engine_describe (GcvEngine * engine);
 GCV_API void gcv_engine_free (GcvEngine * engine);
+/* Interrupts the engine's frames, from any thread (for flushes and stops,
+ * which need not wait for a frame that takes seconds). While on, a CPU
+ * frame in progress stops within a row of its bands, and the submit of
+ * every frame of the engine's plans fails with GCV_ERROR_INTERRUPTED: the
+ * output is then partly written, and nothing is to be waited for. The
+ * plans stay usable; frames run again once it is off. The CUDA backend,
+ * whose frames are short, ignores it. */
+GCV_API void gcv_engine_interrupt (GcvEngine * engine, gboolean on);
 
 /* A frame submitted to a plan, until it is waited for. */
 typedef guint64 GcvTicket;

@@ -561,6 +561,18 @@ discard_in_flight (GstGpuConvolve * self)
   gst_gpu_convolve_frames_discard (self->frames, self->plan);
 }
 
+/* From any thread: a flush or a stop need not wait for a CPU frame that
+ * takes seconds; the frame in progress fails as interrupted. The object
+ * lock keeps stop() from freeing the engine meanwhile. */
+static void
+interrupt_engine (GstGpuConvolve * self, gboolean on)
+{
+  GST_OBJECT_LOCK (self);
+  if (self->engine)
+    gcv_engine_interrupt (self->engine, on);
+  GST_OBJECT_UNLOCK (self);
+}
+
 /* Where a frame's planes lie in a buffer: a GstVideoMeta's offsets and
  * strides, else those of CUDA memory's own layout, else the caps'
  * default. */
@@ -777,6 +789,13 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   }
 
   if (!gcv_plan_submit (self->plan, &src, &dst, &frame->ticket, &error)) {
+    if (g_error_matches (error, GCV_ERROR, GCV_ERROR_INTERRUPTED)) {
+      /* a flush or a stop, not an error: the frame is dropped */
+      GST_DEBUG_OBJECT (self, "frame dropped: %s", error->message);
+      g_error_free (error);
+      ret = GST_FLOW_FLUSHING;
+      goto fail;
+    }
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Convolution failed: %s", error->message), (NULL));
     g_error_free (error);
@@ -988,10 +1007,15 @@ static gboolean
 gst_gpu_convolve_stop (GstBaseTransform * trans)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
+  GcvEngine *engine;
 
   discard_in_flight (self);
   g_clear_pointer (&self->plan, gcv_plan_free);
-  g_clear_pointer (&self->engine, gcv_engine_free);
+  /* under the lock interrupt_engine() takes */
+  GST_OBJECT_LOCK (self);
+  engine = g_steal_pointer (&self->engine);
+  GST_OBJECT_UNLOCK (self);
+  gcv_engine_free (engine);
   g_clear_pointer (&self->filter, gcv_filter_free);
   /* the engine ran in it; buffers of our pools keep their own reference */
   gst_clear_object (&self->cuda_context);
@@ -1298,9 +1322,15 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
 
   switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      /* outside the streaming thread, which may be in a long frame */
+      interrupt_engine (self, TRUE);
+      break;
     case GST_EVENT_FLUSH_STOP:
-      /* a failed filter change stays failed: its plan is gone until new
+      /* the streaming thread is out of the interrupted frame by now; a
+       * failed filter change stays failed: its plan is gone until new
        * caps or a restart */
+      interrupt_engine (self, FALSE);
       discard_in_flight (self);
       break;
     case GST_EVENT_TAG:
@@ -1414,6 +1444,23 @@ gst_gpu_convolve_set_context (GstElement * element, GstContext * context)
   gst_gpu_convolve_cuda_set_context (element, context, device_id,
       &self->cuda_context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+/* Stopping interrupts the frame in progress, which on the CPU could hold
+ * the streaming thread, and so the pads' deactivation, for seconds. */
+static GstStateChangeReturn
+gst_gpu_convolve_change_state (GstElement * element, GstStateChange transition)
+{
+  GstGpuConvolve *self = GST_GPU_CONVOLVE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    interrupt_engine (self, TRUE);
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  /* stop() freed the engine; one that stayed (a failed change) runs on */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    interrupt_engine (self, FALSE);
+  return ret;
 }
 
 static void
@@ -1764,6 +1811,8 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
       "(CPU fallback)", "gpuconvolve developers");
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_gpu_convolve_set_context);
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_gpu_convolve_change_state);
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_gpu_convolve_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_gpu_convolve_stop);

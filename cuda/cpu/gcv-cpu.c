@@ -52,6 +52,11 @@
  * at most what keeps the budget with small kernels. */
 #define STRIP_MIN_SAMPLES 256
 #define STRIP_MAX_SAMPLES 1024
+/* The direct path's strips are narrower where a pair of output rows would
+ * take more multiply-adds than this (kernels above about 700x700): a row
+ * then ends within milliseconds, and gcv_engine_interrupt() is seen
+ * between rows. */
+#define PAIR_MAX_FMAS ((gsize) 1 << 28)
 /* Output rows per task: a band reads kh - 1 rows more than it writes, so
  * bands grow with the kernel; their number is a multiple of the workers'
  * so that they share the frame evenly. */
@@ -70,6 +75,7 @@
 typedef struct {
   GcvCpuPool *pool;
   gchar *description;
+  gint interrupted;             /* atomic: gcv_engine_interrupt() */
 } CpuEngine;
 
 /* Where a tap of the direct path reads: a row of the kh + 1 that two
@@ -154,6 +160,7 @@ typedef struct {
   const CpuPlan *cp;
   const GcvPlan *plan;
   const GcvImage *src, *dst;
+  gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;
 
 /* --- row loops ------------------------------------------------------------ */
@@ -696,7 +703,7 @@ output_row (const Job * job, const Scratch * sc, guint y, guint x0,
 static void
 run_band (gpointer data, guint task, guint worker)
 {
-  const Job *job = data;
+  Job *job = data;
   const Setup *s = job->cp->setup;
   const Scratch *sc = &job->cp->scratch[worker];
   const guint w = job->plan->geometry.width, h = job->plan->geometry.height;
@@ -718,6 +725,13 @@ run_band (gpointer data, guint task, guint worker)
       const guint y = y0 + k + 1 - kh;
       gpointer out;
 
+      /* an atomic load a row: a row takes milliseconds at most, even with
+       * the largest kernels (PAIR_MAX_FMAS), so a flush or a stop is not
+       * held up */
+      if (G_UNLIKELY (g_atomic_int_get (&job->cp->engine->interrupted))) {
+        g_atomic_int_set (&job->stopped, TRUE);
+        return;
+      }
       if (k + PREFETCH_ROWS < in_rows)
         prefetch_rows (job, y0, k + PREFETCH_ROWS,
             (gint) (y0 + k + 1 + PREFETCH_ROWS) - (gint) kh, y1, x0, n);
@@ -922,6 +936,10 @@ choose_strips (Setup * s, guint w)
     samples = samples > (gsize) (s->kw - 1) * s->channels + STRIP_MIN_SAMPLES
         ? samples - (gsize) (s->kw - 1) * s->channels : STRIP_MIN_SAMPLES;
   samples = CLAMP (samples, STRIP_MIN_SAMPLES, STRIP_MAX_SAMPLES);
+  if (!s->separable) {
+    gsize pair = 2 * MAX (1, MAX (s->sparse.n_taps, s->full.n_taps));
+    samples = MIN (samples, MAX (quantum * s->channels, PAIR_MAX_FMAS / pair));
+  }
   strip = MAX (1, samples / s->channels / quantum * quantum);
   n_strips = (w + strip - 1) / strip;
   s->strip = MIN (strip, round_up ((w + n_strips - 1) / n_strips, quantum));
@@ -1143,6 +1161,12 @@ cpu_engine_new (gint device_id, gpointer context, GError ** error)
   return e;
 }
 
+static void
+cpu_engine_interrupt (gpointer engine, gboolean on)
+{
+  g_atomic_int_set (&((CpuEngine *) engine)->interrupted, on);
+}
+
 static const gchar *
 cpu_engine_describe (gpointer engine)
 {
@@ -1226,9 +1250,17 @@ cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
     const GcvImage * dst, const GcvSteps * steps, GError ** error)
 {
   CpuPlan *cp = state;
-  Job job = { cp, plan, src, dst };
+  Job job = { cp, plan, src, dst, FALSE };
 
-  gcv_cpu_pool_run (cp->engine->pool, cp->setup->n_tasks, run_band, &job);
+  if (!g_atomic_int_get (&cp->engine->interrupted))
+    gcv_cpu_pool_run (cp->engine->pool, cp->setup->n_tasks, run_band, &job);
+  else
+    job.stopped = TRUE;
+  if (job.stopped) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_INTERRUPTED, "the frame was "
+        "interrupted (gcv_engine_interrupt)");
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -1239,15 +1271,15 @@ cpu_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
 }
 
 const GcvBackend gcv_cpu_backend = {
-  "cpu",
-  cpu_available,
-  cpu_engine_new,
-  cpu_engine_describe,
-  NULL,
-  cpu_engine_free,
-  cpu_plan_new,
-  cpu_plan_set_filter,
-  cpu_submit,
-  cpu_wait,
-  cpu_plan_free,
+  .name = "cpu",
+  .available = cpu_available,
+  .engine_new = cpu_engine_new,
+  .engine_describe = cpu_engine_describe,
+  .engine_free = cpu_engine_free,
+  .plan_new = cpu_plan_new,
+  .plan_set_filter = cpu_plan_set_filter,
+  .submit = cpu_submit,
+  .wait = cpu_wait,
+  .plan_free = cpu_plan_free,
+  .engine_interrupt = cpu_engine_interrupt,
 };
