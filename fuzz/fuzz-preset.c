@@ -1,5 +1,7 @@
 /* Fuzz target: preset files. The input is written as GstGpuConvolve.prs in
- * a folder of GST_PRESET_PATH, and GStreamer's own GstPreset code reads it
+ * a folder of GST_PRESET_PATH and as the user's file (in the temporary
+ * XDG_DATA_HOME of fuzz_gst_init(), which the element tidies before
+ * GStreamer reads it), and GStreamer's own GstPreset code reads them
  * (gst_preset_get_preset_names(), gst_preset_load_preset() on a
  * gpuconvolve element for each preset): GKeyFile, the value deserialisers
  * and the element's setters, as `gst-launch-1.0 ... gpuconvolve
@@ -19,7 +21,7 @@
 #include <stdlib.h>
 #include "gstgpuconvolve.h"
 
-static gchar *preset_dir, *preset_file;
+static gchar *preset_dir, *preset_file, *user_file, *user_backup;
 static GQuark presets_quark;
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
@@ -30,6 +32,10 @@ cleanup (void)
 {
   if (preset_file)
     g_unlink (preset_file);
+  if (user_file)
+    g_unlink (user_file);
+  if (user_backup)
+    g_unlink (user_backup);
   if (preset_dir)
     g_rmdir (preset_dir);
 }
@@ -58,6 +64,9 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   preset_file = g_build_filename (preset_dir, "GstGpuConvolve.prs", NULL);
   atexit (cleanup);
   g_setenv ("GST_PRESET_PATH", preset_dir, TRUE);
+  user_file = g_build_filename (g_get_user_data_dir (), "gstreamer-1.0",
+      "presets", "GstGpuConvolve.prs", NULL);
+  user_backup = g_strconcat (user_file, ".bak", NULL);
 
   /* the cache is where this target expects it: a file read, dropped, and a
    * new one read */
@@ -135,6 +144,8 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     return 0;
   if (!g_file_set_contents (preset_file, (const gchar *) data, size, NULL))
     return 0;
+  /* GStreamer made the folder at the first read (the probe) */
+  g_file_set_contents (user_file, (const gchar *) data, size, NULL);
   forget_presets ();
   e = g_object_new (GST_TYPE_GPU_CONVOLVE, NULL);
   gst_object_ref_sink (e);
