@@ -115,10 +115,11 @@ typedef struct {
    * folded in) */
   gfloat *row, *column;         /* separable */
   /* direct: taps that are zero for both rows left out, for rows of
-   * finite samples; with float input also every tap of the footprint, for
-   * rows with a NaN or an infinity, where a zero tap makes NaN */
+   * finite samples; where float input meets a kernel with zero taps, also
+   * every tap of the footprint, for rows with a NaN or an infinity, where
+   * a zero tap makes NaN */
   TapSet sparse, full;
-  gboolean check_finite;        /* float input: rows may hold NaN or Inf */
+  gboolean check_finite;        /* kept rows are checked, `full` exists */
   /* fixed point: samples are 8.8 (x * 256), taps 0.16, each product's
    * fraction dropped; the sums start from these to centre those losses
    * (and, in the column pass, to round) */
@@ -1037,13 +1038,14 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
   const GcvGeometry *g = &plan->geometry;
   Setup *s = g_new0 (Setup, 1);
   gfloat out_scale = 1.0f;
+  gboolean float_in;
 
   /* float input may hold NaN and infinities, which the separable path
    * treats as K does only where its factors keep K's signs */
-  s->check_finite = g->in_format == GCV_FORMAT_GRAY32F;
+  float_in = g->in_format == GCV_FORMAT_GRAY32F;
   s->separable = f->use_separable
       && plan->requested != GCV_FAMILY_DIRECT
-      && (!s->check_finite || factors_keep_signs (f));
+      && (!float_in || factors_keep_signs (f));
   s->kw = f->kw;
   s->kh = f->kh;
   s->ax = f->ax;
@@ -1067,9 +1069,15 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
     for (guint j = 0; j < f->kh; j++)
       s->column[j] = f->column[j] * out_scale;
   } else if (!s->separable) {
-    if (!tap_set_init (&s->sparse, f, s->channels, out_scale, FALSE, error)
-        || (s->check_finite && !tap_set_init (&s->full, f, s->channels,
-                out_scale, TRUE, error))) {
+    if (!tap_set_init (&s->sparse, f, s->channels, out_scale, FALSE, error)) {
+      setup_free (s);
+      return NULL;
+    }
+    /* without zero taps every row goes through all of them anyway */
+    s->check_finite = float_in
+        && s->sparse.n_taps < (gsize) f->kw * (f->kh + 1);
+    if (s->check_finite && !tap_set_init (&s->full, f, s->channels,
+            out_scale, TRUE, error)) {
       setup_free (s);
       return NULL;
     }
