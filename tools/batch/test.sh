@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Tests gpuconvolve-batch on this machine with the CPU backend:
-#   - what it checks before Ray starts (tests/test_jobs.py, usage errors);
+#   - what it checks before Ray starts (tests/test_jobs.py, usage errors:
+#     properties, presets and the report's path judged before Ray starts);
 #   - a Ray cluster of two nodes on loopback addresses, started here: every
 #     CSV equals edge-energy run directly on the file, a worker killed
 #     mid-run has its file retried, a corrupt file fails alone, --resume
 #     skips what is done, a --pipeline job with --property;
+#   - inputs and an output folder with names that once rewrote a pipeline
+#     (quotes, a backslash, {output}, newlines, tabs, a leading dash,
+#     unicode, a byte that is not UTF-8): each file gives its own output and
+#     nothing else is written;
+#   - outputs and the report never replace an input, whatever links lie
+#     between them, also when the link is made during the batch;
+#   - SIGTERM during a batch, SIGINT while Ray starts, SIGKILL of the driver:
+#     exit status, report, no process and no temporary file left behind;
 #   - the embedded Ray instance (no --address) on one clip.
 # Installs Ray through install.sh first; where that cannot be done (no
 # network), prints SKIP and exits 77. Ends with "batch: N passed, N failed".
 #
 # GPUCONVOLVE_EDGE_ENERGY: the edge-energy program (default: build/examples/);
+# GPUCONVOLVE_BATCH_RUN: gpuconvolve-batch-run (default: build/tools/batch/);
 # GPUCONVOLVE_BATCH_VENV: the venv (default tools/batch/.venv);
 # KEEP_WORK=1 keeps the clips and outputs and says where.
 set -uo pipefail
@@ -17,6 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export GPUCONVOLVE_BATCH_VENV=${GPUCONVOLVE_BATCH_VENV:-$here/.venv}
 export GPUCONVOLVE_EDGE_ENERGY=${GPUCONVOLVE_EDGE_ENERGY:-$root/build/examples/edge-energy}
+export GPUCONVOLVE_BATCH_RUN=${GPUCONVOLVE_BATCH_RUN:-$root/build/tools/batch/gpuconvolve-batch-run}
 venv=$GPUCONVOLVE_BATCH_VENV
 batch=$here/gpuconvolve-batch
 edge_energy=$GPUCONVOLVE_EDGE_ENERGY
@@ -58,10 +69,12 @@ finish() {
   exit
 }
 
-if [ ! -x "$edge_energy" ]; then
-  fail "edge-energy is not built at $edge_energy (meson compile -C build)"
-  finish
-fi
+for program in "$edge_energy" "$GPUCONVOLVE_BATCH_RUN"; do
+  if [ ! -x "$program" ]; then
+    fail "$program is not built (meson compile -C build)"
+    finish
+  fi
+done
 # Uninstalled, as meson test and meson devenv do.
 if [ -z "${GST_PLUGIN_PATH:-}${GST_PLUGIN_PATH_1_0:-}" ]; then
   export GST_PLUGIN_PATH=$root/build/gst GST_PRESET_PATH=$root/presets
@@ -105,6 +118,72 @@ run_batch() {
   sed 's/^/  | /' "$log"
   return $status
 }
+# start_batch LOG ARGS...: the tool in the background, in a session of its
+# own (whose id is its pid, $bg) and with SIGINT at its default, as a
+# terminal runs it (a script's background jobs ignore SIGINT).
+start_batch() {
+  local log=$1
+  shift
+  "$venv/bin/python" -c 'import os, signal, sys
+os.setsid()
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$batch" "$@" >"$log" 2>&1 </dev/null &
+  bg=$!
+}
+# wait_batch LOG: waits for $bg (killed after 180 s); its status.
+wait_batch() {
+  local i status
+  for ((i = 0; i < 1800; i++)); do
+    kill -0 "$bg" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$bg" 2>/dev/null
+  { wait "$bg"; } 2>/dev/null     # (no "Killed" notice: SIGKILL is tested)
+  status=$?
+  sed 's/^/  | /' "$1"
+  return $status
+}
+# session_left SID: the processes of that session still running
+session_left() {
+  ps -eo sid=,pid=,stat=,args= | awk -v s="$1" '$1 == s && $3 !~ /^Z/'
+}
+# nothing_left SID: the session has no process left within 10 s
+nothing_left() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$(session_left "$1")" ] && return 0
+    sleep 0.1
+  done
+  session_left "$1" | sed 's/^/  left: /'
+  return 1
+}
+# until_true COMMAND...: polls COMMAND for up to 60 s
+until_true() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+has_part() { find "$1" -maxdepth 1 -name '.*.part' 2>/dev/null | grep -q .; }
+no_part() { ! has_part "$1"; }
+# tree_state DIR: each file under DIR with its size and checksum, a line
+# each (the names escaped)
+tree_state() {
+  "$venv/bin/python" - "$1" <<'EOF'
+import hashlib, os, sys
+for top, dirs, names in sorted(os.walk(sys.argv[1])):
+    for name in sorted(names):
+        path = os.path.join(top, name)
+        data = open(path, "rb").read()
+        print(ascii(path), len(data), hashlib.sha256(data).hexdigest())
+EOF
+}
+# same_state BEFORE DIR: DIR is as tree_state saw it then
+same_state() { tree_state "$2" | cmp -s "$1" -; }
+# x_wav: what /tmp/x.wav is (the file the injected pipeline wrote)
+x_wav() { stat -c '%i %s %Y' /tmp/x.wav 2>/dev/null || echo none; }
 
 echo "== checks before Ray starts"
 check "unit tests of jobs and inputs" \
@@ -112,7 +191,7 @@ check "unit tests of jobs and inputs" \
 usage_error() {    # usage_error TEXT ARGS...: exit status 2, TEXT in the message
   local text=$1 status
   shift
-  "$batch" "$@" >"$work/usage.log" 2>&1 </dev/null
+  timeout 60 "$batch" "$@" >"$work/usage.log" 2>&1 </dev/null
   status=$?
   sed 's/^/  | /' "$work/usage.log"
   [ "$status" -eq 2 ] && grep -qF -- "$text" "$work/usage.log"
@@ -129,6 +208,43 @@ if [ "$(id -u)" -ne 0 ]; then         # root writes anywhere
   check "an unwritable output dir is named" \
     usage_error "$work/read-only" -o "$work/read-only" "$work/a-file"
 fi
+mkfifo "$work/fifo.webm"
+check "a FIFO is not a regular file" \
+  usage_error "not a regular file: $work/fifo.webm" -o "$work/u" "$work/fifo.webm"
+check "/dev/zero is not a regular file" \
+  usage_error "not a regular file: /dev/zero" -o "$work/u" /dev/zero
+printf '%s\n' "$work/a-file  " >"$work/spaces.list"
+check "a list's line is the whole path, spaces and all" \
+  usage_error "no such file: '$work/a-file  '" -o "$work/u" -l "$work/spaces.list"
+blur='filesrc location={input} ! decodebin ! videoconvert ! gpuconvolve name=blur ! videoconvert ! vp8enc ! webmmux ! filesink location={output}'
+check "an unknown preset is refused before Ray starts" \
+  usage_error "--preset no-such-preset: gpuconvolve has no such preset" \
+  -o "$work/u" "$work/a-file" --pipeline "$blur" --preset no-such-preset
+check "a bad value is refused before Ray starts" \
+  usage_error "--property size=abc: 'abc' is not a value of 'size'" \
+  -o "$work/u" "$work/a-file" --pipeline "$blur" --property size=abc
+check "a value out of range is refused" \
+  usage_error "--property size=99999: value \"99999\"" \
+  -o "$work/u" "$work/a-file" --pipeline "$blur" --property size=99999
+check "an unknown property is refused, by the element" \
+  usage_error "--property no-such=1: GstGpuConvolve has no property 'no-such'" \
+  -o "$work/u" "$work/a-file" --pipeline "$blur" --property no-such=1
+check "edge-energy's backend is checked by the element" \
+  usage_error "--property backend=gpu: 'gpu' is not a value of 'backend'" \
+  -o "$work/u" "$work/a-file" --property backend=gpu
+check "{input} in caps is refused" \
+  usage_error "{input} and {output} may stand only in the value of an element's string property" \
+  -o "$work/u" "$work/a-file" --pipeline \
+  'filesrc location={input} ! capsfilter caps=video/x-raw,format={input} ! filesink location={output}'
+mkdir "$work/a-dir"
+check "a --report that is a directory is refused before Ray starts" \
+  usage_error "--report $work/a-dir is a directory" -o "$work/u" "$work/a-file" \
+  --report "$work/a-dir"
+echo precious >"$work/precious.webm"
+check "a --report that is an input is refused" \
+  usage_error "is the input $work/precious.webm: the report would replace it" \
+  -o "$work/u" "$work/a-file" "$work/precious.webm" --report "$work/precious.webm"
+check "... and the input is unchanged" grep -qx precious "$work/precious.webm"
 
 echo "== clips"
 clips=$work/clips
@@ -194,14 +310,153 @@ check "the new CSV equals edge-energy's" same_csv "$out" "$clips/smpte.webm"
 
 echo "== a --pipeline job with --property"
 run_batch "$work/batch3.log" --address "$address" -o "$work/video" --property filter=gaussian \
-  --property size=5 --property sigma=2 "$clips/ball.webm" --pipeline \
-  'filesrc location={input} ! decodebin ! videoconvert ! gpuconvolve name=blur ! videoconvert ! vp8enc ! webmmux ! filesink location={output}'
+  --property size=5 --property sigma=2 --property planes=all "$clips/ball.webm" --pipeline "$blur"
 check "exit status 0" [ $? -eq 0 ]
 check "the filtered video decodes to 15 frames" \
   test "$("$edge_energy" "$work/video/ball.webm" 2>/dev/null | tail -n +2 | wc -l)" -eq 15
-# (videoconvert passes the decoder's I420 on: Y filtered, U and V copied)
-check "the element ran separable on the CPU" json_check "$work/video/report.json" \
-  'f["ball.webm"]["algorithms"]["blur"].startswith("separable") and " on cpu" in f["ball.webm"]["algorithms"]["blur"]'
+# (videoconvert passes the decoder's I420 on: with planes=all, U and V
+# filtered too)
+check "the element ran separable on the CPU, on every plane" json_check "$work/video/report.json" \
+  'f["ball.webm"]["algorithms"]["blur"].startswith("separable; U and V: separable") and " on cpu" in f["ball.webm"]["algorithms"]["blur"]'
+
+echo "== names that once rewrote the pipeline"
+# First the batch as it was reported: a clip under a folder whose name
+# made a plain glob's batch write /tmp/x.wav and report success.
+inject='a" ! fakesink  audiotestsrc num-buffers=1 ! wavenc ! filesink location=/tmp/x.wav  videotestsrc pattern=red num-buffers=3 ! video/x-raw,width=64,height=48 ! identity name="b'
+mkdir -p "$work/injected/$inject"
+cp "$clips/ball.webm" "$work/injected/$inject/clip.webm"
+wav_before=$(x_wav)
+run_batch "$work/batch5a.log" --address "$address" -o "$work/injected-out" \
+  "$work/injected/**/*.webm" --pipeline "$blur"
+check "the folder's clip: exit status 0" [ $? -eq 0 ]
+check "... /tmp/x.wav was not written" [ "$(x_wav)" = "$wav_before" ]
+check "... the clip's filtered video was" \
+  test "$("$edge_energy" "$work/injected-out/clip.webm" 2>/dev/null | tail -n +2 | wc -l)" -eq 15
+# Then inputs, and an output folder, named with all that a description
+# would read as syntax, that folder among them. Each file must give its
+# own output and nothing else may be written. (The edge-energy job also
+# reads a list whose line ends with spaces.)
+hostile=$work/hostile
+mkdir -p "$hostile/$inject" "$hostile/"$'dir "\\ {input}\n\t-\xff'
+for name in 'q"uote' 'back\slash' '{output}' '{input}' $'new\nline' $'t\tab' '-dash' 'ünï' \
+            $'by\xffte' "$inject/clip" $'dir "\\ {input}\n\t-\xff/inner'; do
+  cp "$clips/ball.webm" "$hostile/$name.webm"
+done
+cp "$clips/snow.webm" "$hostile/trailing  "          # listed, spaces and all
+printf '%s\n' "$hostile/trailing  " >"$work/hostile.list"
+n_hostile=11
+tree_state "$hostile" >"$work/hostile.before"
+hostile_out=$work/$'out "\\ {output}\n\t-ü\xff'
+run_batch "$work/batch5.log" --address "$address" -o "$hostile_out/video" \
+  "$hostile/**/*.webm" --pipeline "$blur"
+check "pipeline job: exit status 0" [ $? -eq 0 ]
+check "/tmp/x.wav was not written" [ "$(x_wav)" = "$wav_before" ]
+run_batch "$work/batch6.log" --address "$address" -o "$hostile_out/csv" \
+  "$hostile/**/*.webm" -l "$work/hostile.list"
+check "edge-energy job: exit status 0" [ $? -eq 0 ]
+check "the inputs and their folders are unchanged" same_state "$work/hostile.before" "$hostile"
+# each output is its input's, in the output folder, and nothing else is
+outputs_ok() {
+  "$venv/bin/python" - "$1" "$2" "$3" "$edge_energy" <<'EOF'
+import json, os, subprocess, sys
+out, kind, count, edge_energy = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+r = json.load(open(os.path.join(out, "report.json")))
+ok = r["totals"]["done"] == count == len(r["files"])
+names = {"report.json"}
+for f in r["files"]:
+    name = os.path.basename(f["input"])
+    if kind == "csv":
+        name = os.path.splitext(name)[0] + ".csv"
+    names.add(name)
+    if f["status"] != "done" or f["output"] != os.path.join(out, name):
+        print("  not done or elsewhere:", ascii(f["input"]), f["status"], ascii(f["output"]))
+        ok = False
+        continue
+    produced = open(f["output"], "rb").read()
+    if kind == "csv":       # as edge-energy writes it for the input
+        good = produced == subprocess.run([edge_energy, f["input"]], capture_output=True).stdout
+    else:                   # a video of 15 frames
+        csv = subprocess.run([edge_energy, f["output"]], capture_output=True).stdout
+        good = csv.count(b"\n") == 16
+    if not good:
+        print("  wrong output:", ascii(f["output"]))
+        ok = False
+if set(os.listdir(out)) != names:
+    print("  other files:", ascii(sorted(set(os.listdir(out)) ^ names)))
+    ok = False
+sys.exit(not ok)
+EOF
+}
+check "pipeline job: each input's filtered video, and nothing else" \
+  outputs_ok "$hostile_out/video" video $n_hostile
+check "edge-energy job: each input's CSV, and nothing else" \
+  outputs_ok "$hostile_out/csv" csv $((n_hostile + 1))
+
+echo "== outputs never replace an input"
+mkdir "$work/in"
+cp "$clips/ball.webm" "$work/in/a.webm"
+tree_state "$work/in" >"$work/in.before"
+ln -s in "$work/out-link"
+copy='filesrc location={input} ! queue ! filesink location={output}'
+check "an output folder that links to the inputs' is refused" \
+  usage_error "is the input $work/in/a.webm (the same file" \
+  -o "$work/out-link" "$work/in/a.webm" --pipeline "$copy"
+mkdir "$work/out-hard"
+ln "$work/in/a.webm" "$work/out-hard/a.webm"
+check "an output that is a hard link to its input is refused, with --resume too" \
+  usage_error "is the input $work/in/a.webm (the same file" \
+  -o "$work/out-hard" "$work/in/a.webm" --pipeline "$copy" --resume
+mkdir "$work/out-bind"
+if mount --bind "$work/in" "$work/out-bind" 2>/dev/null; then
+  check "an output folder that is the inputs' through a bind mount is refused" \
+    usage_error "is the input $work/in/a.webm (the same file" \
+    -o "$work/out-bind" "$work/in/a.webm" --pipeline "$copy"
+  umount "$work/out-bind"
+else
+  echo "  (no bind mount here: not tested through one)"
+fi
+# The output becomes the input while the file runs: the worker checks
+# again right before it renames its result into place.
+rm -rf "$work/out-late"
+start_batch "$work/batch7.log" --address "$address" -o "$work/out-late" --retries 0 \
+  "$work/in/a.webm" --pipeline "$copy videotestsrc num-buffers=90 ! fakesink sync=true"
+until_true has_part "$work/out-late"
+ln "$work/in/a.webm" "$work/out-late/a.webm"
+wait_batch "$work/batch7.log"
+check "a link made during the batch: the file fails (exit status 1)" [ $? -eq 1 ]
+check "... saying so" json_check "$work/out-late/report.json" \
+  '"is now the input" in f["a.webm"]["error"]'
+check "... and the inputs are unchanged" same_state "$work/in.before" "$work/in"
+check "... and no temporary file is left" no_part "$work/out-late"
+
+echo "== a report that cannot be written at the end"
+start_batch "$work/batch8.log" --address "$address" -o "$work/out-report" \
+  "$clips/ball.webm" --pipeline "$copy videotestsrc num-buffers=60 ! fakesink sync=true"
+until_true has_part "$work/out-report"
+mkdir "$work/out-report/report.json"
+wait_batch "$work/batch8.log"
+check "exit status 1" [ $? -eq 1 ]
+check "... with the output done" cmp -s "$clips/ball.webm" "$work/out-report/ball.webm"
+check "... a message, no traceback" \
+  grep -q "cannot write the report $work/out-report/report.json" "$work/batch8.log"
+check "... and the summary" grep -q "^gpuconvolve-batch: 1 file: 1 done.*; no report" \
+  "$work/batch8.log"
+! grep -q Traceback "$work/batch8.log" || fail "a traceback"
+
+echo "== SIGTERM during a batch on the cluster"
+slow="$copy videotestsrc num-buffers=100000 ! fakesink sync=true"
+start_batch "$work/batch9.log" --address "$address" -o "$work/out-term" \
+  "$clips/ball.webm" "$clips/smpte.webm" "$clips/snow.webm" --pipeline "$slow"
+until_true has_part "$work/out-term"
+kill -TERM "$bg"
+wait_batch "$work/batch9.log"
+check "exit status 143" [ $? -eq 143 ]
+check "a short message" grep -q "^gpuconvolve-batch: SIGTERM: stopping" "$work/batch9.log"
+check "the report: every file cancelled" json_check "$work/out-term/report.json" \
+  'r["totals"]["cancelled"] == 3 and all(x["status"] == "cancelled" for x in r["files"])'
+check "no temporary file left" no_part "$work/out-term"
+check "no command left running" until_true eval '! pgrep -f -- "$work/out-term" >/dev/null'
+! grep -q Traceback "$work/batch9.log" || fail "a traceback"
 
 echo "== the embedded Ray instance (no --address)"
 timeout 60 "$venv/bin/ray" stop --force >/dev/null 2>&1
@@ -211,5 +466,32 @@ check "exit status 0" [ $? -eq 0 ]
 check "the CSV equals edge-energy's" same_csv "$work/local" "$clips/circular.webm"
 check "the report says embedded" json_check "$work/local/report.json" \
   'r["ray"]["address"] == "embedded" and r["totals"]["done"] == 1'
+
+echo "== Ctrl-C while Ray starts"
+start_batch "$work/batch10.log" -o "$work/out-int" "$clips/ball.webm" "$clips/snow.webm"
+# as a terminal's Ctrl-C: SIGINT to the whole process group, once Ray's
+# first process is up
+until_true eval 'session_left "$bg" | grep -q gcs_server'
+kill -INT -- "-$bg"
+wait_batch "$work/batch10.log"
+check "exit status 130" [ $? -eq 130 ]
+check "a short message" grep -q "^gpuconvolve-batch: SIGINT: stopping" "$work/batch10.log"
+check "the report: every file cancelled" json_check "$work/out-int/report.json" \
+  'r["totals"]["cancelled"] == 2 and not r["totals"]["done"]'
+check "no Ray process left" nothing_left "$bg"
+! grep -q Traceback "$work/batch10.log" || fail "a traceback"
+
+echo "== SIGKILL of the driver, then the same batch again"
+start_batch "$work/batch11.log" -o "$work/out-kill" "$clips/ball.webm" --pipeline "$slow"
+until_true has_part "$work/out-kill"
+kill -KILL "$bg"
+wait_batch "$work/batch11.log"
+check "the command died with its worker" until_true eval '! pgrep -f -- "$work/out-kill" >/dev/null'
+check "its temporary file is left" has_part "$work/out-kill"
+run_batch "$work/batch12.log" -o "$work/out-kill" "$clips/ball.webm" --resume --pipeline "$copy"
+check "the next run: exit status 0" [ $? -eq 0 ]
+check "... it removed the temporary file" no_part "$work/out-kill"
+check "... saying so" grep -q "removed 1 temporary output" "$work/batch12.log"
+check "... and did the file" cmp -s "$clips/ball.webm" "$work/out-kill/ball.webm"
 
 finish

@@ -1,6 +1,7 @@
 """Command line of gpuconvolve-batch: checks everything it can before Ray
-starts; exit status 0 when every file succeeded, 1 when some failed, 2 for a
-usage error (then nothing was run)."""
+starts; exit status 0 when every file succeeded, 1 when some failed (or the
+report could not be written), 2 for a usage error (then nothing was run),
+128 + the signal's number when a signal stopped it (signals.py)."""
 from __future__ import annotations
 
 import argparse
@@ -9,13 +10,17 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import inputs
-from .jobs import EdgeEnergy, Pipeline, UsageError, output_path, parse_properties
+from . import files, inputs
+from .files import shown
+from .jobs import (RUNNER_NAME, EdgeEnergy, Pipeline, UsageError, check_template,
+                   check_with_element, output_path, parse_properties, split_template)
+from .signals import Interrupted, StopSignals
 
 # tools/batch/gpuconvolve_batch/cli.py -> the source tree
 SOURCE_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_BUILD = SOURCE_ROOT / "build"
 EDGE_ENERGY_ENV = "GPUCONVOLVE_EDGE_ENERGY"
+RUNNER_ENV = "GPUCONVOLVE_BATCH_RUN"
 TEST_KILL_ENV = "GPUCONVOLVE_BATCH_TEST_KILL"
 # What the tasks' commands need to find the element, wherever they run.
 FORWARDED_ENV = ("GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0", "GST_PRESET_PATH",
@@ -25,7 +30,7 @@ DESCRIPTION = """\
 Runs gpuconvolve over many video files with Ray, one task per file, on this
 machine or on a Ray cluster. By default each file gets the edge-energy
 analysis of examples/edge-energy (one CSV per file); --pipeline runs any
-gst-launch-1.0 description instead."""
+gst-launch-1.0 description instead (through gpuconvolve-batch-run)."""
 
 EPILOG = """\
 examples:
@@ -35,8 +40,10 @@ examples:
     --pipeline 'filesrc location={input} ! decodebin ! videoconvert ! gpuconvolve \\
                 ! videoconvert ! vp8enc ! webmmux ! filesink location={output}' --suffix .webm
 
-exit status: 0 every file succeeded (or was skipped), 1 some failed,
-2 usage error (nothing was run). docs/batch.md has the details."""
+exit status: 0 every file succeeded (or was skipped), 1 some failed or
+were cancelled (or the report could not be written), 2 usage error (nothing
+was run), 130 stopped by SIGINT, 143 by SIGTERM (files not done are
+cancelled, the report is written). docs/batch.md has the details."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="*", metavar="FILE-OR-GLOB",
                    help="video files, or globs (quoted; ** matches folders)")
     p.add_argument("-l", "--input-list", action="append", default=[], metavar="FILE",
-                   help="a file with one path per line (- for standard input); repeatable")
+                   help="a file with one path per line, the whole line but its newline "
+                        "(- for standard input); repeatable")
+    p.add_argument("-0", "--null", action="store_true",
+                   help="the --input-list files hold paths that each end with a NUL byte "
+                        "(find -print0), for paths with newlines")
     p.add_argument("-o", "--output-dir", required=True, metavar="DIR",
                    help="where the outputs go (made when missing); on a cluster, a folder "
                         "every node sees at the same path")
@@ -95,40 +106,49 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
 
     _check_numbers(args)
     properties = parse_properties(args.property)
-    edge_energy = None
     if args.pipeline is not None:
         if args.threshold is not None:
             raise UsageError("--threshold is edge-energy's; it does not apply to --pipeline")
-        spec = Pipeline(args.pipeline, properties, args.preset)
+        words = split_template(args.pipeline)
+        check_template(words)
+        runner = find_runner()
+        env = task_env(_build_of(runner, 2))
+        preset_properties, missing = check_with_element(runner, env, properties, args.preset,
+                                                        words)
+        if missing:
+            address = args.address or os.environ.get("RAY_ADDRESS")
+            if not address:              # this machine is the one that runs it
+                raise UsageError(missing)
+            print(f"gpuconvolve-batch: {missing}: the nodes must have it", file=sys.stderr)
+        spec = Pipeline(args.pipeline, properties, args.preset, runner, preset_properties)
     else:
         if args.preset:
             raise UsageError(f"--preset {args.preset}: the edge-energy job sets its own Sobel "
                              "filters; a preset applies only to --pipeline")
         edge_energy = find_edge_energy(args.edge_energy)
+        env = task_env(_build_of(edge_energy, 1))
         spec = EdgeEnergy(edge_energy, properties, args.threshold)
+        if properties:                 # backend=: the element's to judge
+            check_with_element(find_runner(), env, properties, None, [])
 
-    files = inputs.expand_inputs(args.inputs, args.input_list)
+    paths = inputs.expand_inputs(args.inputs, args.input_list, args.null)
+    input_keys = files.keys(paths)
     output_dir = inputs.prepare_output_dir(args.output_dir)
     suffix = args.suffix if args.suffix is not None else spec.default_suffix
-    outputs = [output_path(output_dir, f, suffix) for f in files]
-    inputs.check_unique_outputs(list(zip(files, outputs)))
-    clash = set(files) & set(outputs)
-    if clash:
-        raise UsageError(f"{clash.pop()} would be written over: give another --output-dir "
-                         "or --suffix")
-    report_path = os.path.abspath(args.report or os.path.join(output_dir, "report.json"))
-    if report_path in outputs:
-        raise UsageError(f"--report {report_path} is also an output; give another --report")
-    if os.path.dirname(report_path) != output_dir:
-        inputs.check_writable(os.path.dirname(report_path), f"--report {args.report}")
+    outputs = [output_path(output_dir, p, suffix) for p in paths]
+    pairs = list(zip(paths, outputs))
+    inputs.check_unique_outputs(pairs)
+    inputs.check_outputs(pairs, input_keys)
+    report_path = inputs.check_report(args.report or os.path.join(output_dir, "report.json"),
+                                      output_dir, outputs, input_keys)
 
-    return Plan(spec=spec, inputs=files, outputs=outputs, output_dir=output_dir,
+    return Plan(spec=spec, inputs=paths, outputs=outputs, output_dir=output_dir,
                 report_path=report_path, command=["gpuconvolve-batch"] + argv,
                 address=args.address or os.environ.get("RAY_ADDRESS") or None,
                 gpus_per_task=args.gpus_per_task, cpus_per_task=args.cpus_per_task,
                 retries=args.retries, timeout=args.timeout, resume=args.resume,
-                env=task_env(edge_energy), test_kill=os.environ.get(TEST_KILL_ENV) or None,
-                show_progress=not args.quiet)
+                env=env, test_kill=os.environ.get(TEST_KILL_ENV) or None,
+                show_progress=not args.quiet, input_keys=input_keys)
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
@@ -159,12 +179,25 @@ def find_edge_energy(given: str | None) -> str:
     return os.path.abspath(path)
 
 
-def task_env(edge_energy: str | None) -> dict[str, str]:
-    """Environment the driver hands to every task's command. Uninstalled (no
-    plugin path set and a build with the plugin), it points GStreamer at that
-    build, its presets and tuning tables, as `meson devenv` does."""
+def find_runner() -> str:
+    """gpuconvolve-batch-run: the environment, the build tree, $PATH."""
+    given = os.environ.get(RUNNER_ENV)
+    built = DEFAULT_BUILD / "tools" / "batch" / RUNNER_NAME
+    for candidate in ([given] if given else [str(built), shutil.which(RUNNER_NAME)]):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    where = f"${RUNNER_ENV} ({shown(given)})" if given else f"{built} or $PATH"
+    raise UsageError(f"{RUNNER_NAME} not found at {where}: it runs --pipeline jobs and checks "
+                     "--property; build the project (meson compile -C build) or set "
+                     f"{RUNNER_ENV}")
+
+
+def task_env(build: Path) -> dict[str, str]:
+    """Environment the driver hands to every task's command (and to its
+    own checks). Uninstalled (no plugin path set and `build`, the build of
+    the program run, has the plugin), it points GStreamer at that build,
+    its presets and tuning tables, as `meson devenv` does."""
     env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-    build = Path(edge_energy).parent.parent if edge_energy else DEFAULT_BUILD
     plugin_dir = build / "gst"
     if ("GST_PLUGIN_PATH" not in env and "GST_PLUGIN_PATH_1_0" not in env
             and (plugin_dir / "libgstgpuconvolve.so").exists()):
@@ -174,13 +207,29 @@ def task_env(edge_energy: str | None) -> dict[str, str]:
     return env
 
 
+def _build_of(program: str, depth: int) -> Path:
+    """The build folder `depth` levels above an uninstalled program."""
+    parents = Path(program).parents
+    return parents[depth] if depth < len(parents) else DEFAULT_BUILD
+
+
 def main(argv: list[str] | None = None) -> int:
+    stop = StopSignals()
+    stop.install()
+    # a path that is not UTF-8 never makes a message fail
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(errors="backslashreplace")
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     try:
-        plan = make_plan(args, argv)
+        with stop.breakable():
+            plan = make_plan(args, argv)
     except UsageError as e:
-        print(f"gpuconvolve-batch: {e}", file=sys.stderr)
+        print(f"gpuconvolve-batch: {e}".replace("\n", "\ngpuconvolve-batch: "), file=sys.stderr)
         return 2
+    except Interrupted as e:
+        print("gpuconvolve-batch: stopped while checking the arguments: nothing was run, no "
+              "report", file=sys.stderr)
+        return e.status
     from .driver import run
-    return run(plan)
+    return run(plan, stop)

@@ -2,8 +2,10 @@
 progress line while they run and the report at the end."""
 from __future__ import annotations
 
+import collections
+import contextlib
+import ctypes
 import datetime
-import glob
 import logging
 import os
 import re
@@ -17,9 +19,11 @@ from typing import Any
 import ray
 import ray.cloudpickle
 
-from . import report, worker
+from . import files, report, worker
+from .files import FileKey, shown
 from .jobs import EdgeEnergy, Job, Pipeline, UsageError
 from .progress import Progress, ProgressLine
+from .signals import Interrupted, StopSignals
 
 POLL = 0.5                       # seconds between progress updates
 LOST = "its worker or node was lost"
@@ -45,61 +49,155 @@ class Plan:
     env: dict[str, str] = field(default_factory=dict)
     test_kill: str | None = None
     show_progress: bool = True
+    # the inputs by what they are (files.key), on this machine
+    input_keys: dict[FileKey, str] = field(default_factory=dict)
 
 
-def run(plan: Plan) -> int:
+def run(plan: Plan, stop: StopSignals) -> int:
     records = [report.new_record(i, o) for i, o in zip(plan.inputs, plan.outputs)]
     todo = []
     for index, record in enumerate(records):
+        # (the plan checked that an existing output is no input)
         if plan.resume and os.path.exists(record["output"]):
             record["status"] = "skipped"
         else:
             todo.append(index)
+    # the temporary outputs of attempts whose worker or driver was killed
+    removed = _remove_parts(plan, wait=0)
+    if removed:
+        print(f"gpuconvolve-batch: removed {removed} temporary output(s) (.NAME.XXXXXXXX.part) "
+              "left by an earlier run", file=sys.stderr)
 
     started_at = datetime.datetime.now(datetime.timezone.utc)
     started = time.monotonic()
     ray_info: dict[str, Any] = {}
-    status = 0
     task_seconds = 0.0
-    if todo:
-        try:
-            ray_info = _connect(plan.address)
-        except Exception as e:
-            _explain_connect_failure(plan.address, e)
-            return 2
-        try:
+    try:
+        stop.check()                     # a signal while the arguments were checked
+        if todo:
+            _adopt_orphans()
+            try:
+                with stop.breakable():   # Ray half started would leave processes
+                    ray_info = _connect(plan.address)
+            except Exception as e:
+                _explain_connect_failure(plan.address, e)
+                return 2
+            stop.install()
+            stop.check()
             gpus = _gpus_per_task(plan, ray_info)
             ray_info.update(gpus_per_task=gpus, cpus_per_task=plan.cpus_per_task)
-            jobs = [_job(plan, index, gpus == 0) for index in todo]
-            status, task_seconds = _execute(plan, jobs, records, gpus)
-        except UsageError as e:
-            print(f"gpuconvolve-batch: {e}", file=sys.stderr)
-            return 2
-        finally:
-            ray.shutdown()
-            _remove_parts(records)
+            jobs = _jobs(plan, todo, gpus == 0)
+            task_seconds = _execute(plan, jobs, records, gpus, stop)
+    except Interrupted:
+        pass
+    except UsageError as e:
+        print(f"gpuconvolve-batch: {e}", file=sys.stderr)
+        return 2
+    finally:
+        _stop_ray()
+        _end_leftovers()
+        _remove_parts(plan, wait=5)
     seconds = time.monotonic() - started
+    if stop.requested:
+        for record in records:
+            if record["status"] == "pending":
+                record["status"] = "cancelled"
 
     total = report.totals(records, seconds, task_seconds,
                           counts_frames=plan.spec.kind == "edge-energy")
-    report.write_json(plan.report_path, {
-        "version": report.REPORT_VERSION,
-        "command": plan.command,
-        "started": started_at.isoformat(timespec="seconds"),
-        "seconds": round(seconds, 3),
-        "job": _describe(plan),
-        "ray": ray_info,
-        "totals": total,
-        "nodes": report.by_node(records),
-        "files": records,
-    })
-    report.print_summary(records, total, plan.report_path)
-    if status:
-        return status
-    return 1 if total["failed"] or total["cancelled"] else 0
+    try:
+        report.write_json(plan.report_path, {
+            "version": report.REPORT_VERSION,
+            "command": plan.command,
+            "started": started_at.isoformat(timespec="seconds"),
+            "seconds": round(seconds, 3),
+            "job": _describe(plan),
+            "ray": ray_info,
+            "totals": total,
+            "nodes": report.by_node(records),
+            "files": records,
+        }, keep=plan.input_keys)
+        written = True
+    except (OSError, report.WouldReplaceInput) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        print(f"gpuconvolve-batch: cannot write the report {shown(plan.report_path)}: {reason}",
+              file=sys.stderr)
+        written = False
+    report.print_summary(records, total, plan.report_path if written else None)
+    if stop.requested:
+        return stop.status
+    return 1 if total["failed"] or total["cancelled"] or not written else 0
+
+
+def _stop_ray() -> None:
+    """Ends the driver's Ray: the instance of its own with every process it
+    started, or its connection to a cluster (whose tasks of this batch Ray
+    then ends). Nothing where Ray did not start."""
+    try:
+        ray.shutdown()
+    except Exception as e:               # the report still comes
+        print(f"gpuconvolve-batch: stopping Ray: {e}", file=sys.stderr)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _adopt_orphans() -> None:
+    """Makes this process the one that its descendants are handed to when
+    their parent dies (a Linux subreaper), so that _end_leftovers finds
+    them: the agents of a raylet that was killed outlive it by a minute."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _children() -> dict[int, str]:
+    """This process's children (pid: state), from /proc."""
+    me = os.getpid()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == me:
+            found[int(entry)] = fields[0].decode()
+    return found
+
+
+def _end_leftovers(grace: float = 3.0) -> None:
+    """Ends what is left under this process once Ray is shut down: nothing,
+    unless starting Ray was cut short (a second signal) and left processes
+    that Ray's own shutdown does not know. SIGTERM, then SIGKILL after
+    `grace` seconds; each reaped."""
+    deadline = time.monotonic() + grace
+    signum = signal.SIGTERM
+    while True:
+        alive = []
+        for pid, state in _children().items():
+            if state == "Z":
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+            else:
+                alive.append(pid)
+        if not alive:
+            return
+        if signum == signal.SIGKILL and time.monotonic() > deadline + grace:
+            return                       # (unkillable: not worth hanging for)
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+        time.sleep(0.1)
+        if time.monotonic() > deadline:
+            signum = signal.SIGKILL
 
 
 def _connect(address: str | None) -> dict[str, Any]:
+    _adapt_ray()
     # Worker output is captured per file; Ray's own INFO lines are noise here.
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address:
@@ -115,6 +213,25 @@ def _connect(address: str | None) -> dict[str, Any]:
     return {"address": address or "embedded", "gcs_address": ray.get_runtime_context().gcs_address,
             "version": ray.__version__, "nodes": len(nodes),
             "gpus": ray.cluster_resources().get("GPU", 0)}
+
+
+def _adapt_ray() -> None:
+    """Changes to Ray's internals (the pinned version's) for the driver:
+    ray.init sets SIGTERM handlers that leave at once (sys.exit), wherever
+    the driver is, and a C++ one that prints a stack trace, where the
+    batch's own (signals.py) stops it cleanly; and it sends the driver's
+    command line as UTF-8, which a path that is not fails (the bytes are
+    written as escapes instead)."""
+    import ray._private.ray_constants as ray_constants
+    import ray._private.utils as ray_utils
+    ray_utils.set_sigterm_handler = lambda handler: None
+    ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
+    entrypoint = ray_utils.get_entrypoint_name
+    if not getattr(entrypoint, "escapes", False):
+        def escaped() -> str:
+            return entrypoint().encode("utf-8", "backslashreplace").decode("utf-8")
+        escaped.escapes = True
+        ray_utils.get_entrypoint_name = escaped
 
 
 def _check_reachable(address: str) -> None:
@@ -172,38 +289,48 @@ def _gpus_per_task(plan: Plan, ray_info: dict[str, Any]) -> float:
     return plan.gpus_per_task
 
 
-def _job(plan: Plan, index: int, cpu_only: bool) -> Job:
-    input_path = plan.inputs[index]
-    return Job(index=index, input=input_path, output=plan.outputs[index],
-               argv=plan.spec.argv(input_path, cpu_only), kind=plan.spec.kind,
-               env=plan.env, timeout=plan.timeout,
-               test_kill=plan.test_kill == os.path.basename(input_path))
+def _jobs(plan: Plan, todo: list[int], cpu_only: bool) -> list[Job]:
+    argv = plan.spec.argv(cpu_only)
+    words = plan.spec.words(cpu_only)
+    by_name = collections.defaultdict(list)
+    for path in plan.inputs:
+        by_name[os.path.basename(path)].append(path)
+    jobs = []
+    for index in todo:
+        input_path, output = plan.inputs[index], plan.outputs[index]
+        guards = (input_path, *(p for p in by_name.get(os.path.basename(output), ())
+                                if p != input_path))
+        jobs.append(Job(index=index, input=input_path, output=output, argv=argv,
+                        kind=plan.spec.kind, words=words, guards=guards, env=plan.env,
+                        timeout=plan.timeout,
+                        test_kill=plan.test_kill == os.path.basename(input_path)))
+    return jobs
 
 
 def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
-             gpus: float) -> tuple[int, float]:
-    """Runs the tasks and fills in the records. Returns 130 when interrupted,
-    else 0, and the seconds from the first task submitted to the last ended
-    (the batch's time less Ray's start)."""
+             gpus: float, stop: StopSignals) -> float:
+    """Runs the tasks and fills in the records, until they end or a signal
+    asks to stop (then the files not done are cancelled). Returns the
+    seconds from the first task submitted to the last ended (the batch's
+    time less Ray's start)."""
     started = time.monotonic()
     task = ray.remote(
         num_cpus=plan.cpus_per_task, num_gpus=gpus,
         # max_retries counts lost workers and nodes as well as exceptions
         max_retries=plan.retries, retry_exceptions=True)(worker.run_job)
-    # SIGTERM (kill, a scheduler's time limit) ends the batch like Ctrl-C:
-    # the tasks are cancelled and the report is written.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     progress = Progress.remote()
-    pending = {task.options(name=f"gpuconvolve-batch {job.name}").remote(job, progress): job
-               for job in jobs}
+    pending = {task.options(name=f"gpuconvolve-batch {shown(job.name)}").remote(job, progress):
+               job for job in jobs}
     line = ProgressLine(len(records), counts_frames=plan.spec.kind == "edge-energy",
                         enabled=plan.show_progress)
     finished = sum(r["status"] == "skipped" for r in records)
     failed = 0
     snapshot: dict[str, dict] = {"attempts": {}, "places": {}, "frames": {}, "errors": {}}
     try:
-        while pending:
+        while pending and not stop.requested:
             ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=POLL)
+            if stop.requested:
+                break
             for ref in ready:
                 job = pending.pop(ref)
                 ok = _collect(ref, records[job.index])
@@ -216,19 +343,33 @@ def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
             running = sum(job.index in snapshot["attempts"] for job in pending.values())
             line.update(finished, failed, running, len(pending) - running, frames,
                         file_ended=bool(ready))
-    except KeyboardInterrupt:
-        for ref, job in pending.items():
-            ray.cancel(ref, force=True)
-            records[job.index]["status"] = "cancelled"
-        print("\ngpuconvolve-batch: interrupted; cancelled the files still running",
-              file=sys.stderr)
-        return 130, time.monotonic() - started
     finally:
         line.close()
-        snapshot = _snapshot(progress, snapshot)
+        if pending:
+            _cancel(pending, records)
+        snapshot = _snapshot(progress, snapshot, timeout=2 if stop.requested else 10)
         for job in jobs:
             _fill_from_progress(records[job.index], job.index, snapshot)
-    return 0, time.monotonic() - started
+    return time.monotonic() - started
+
+
+def _cancel(pending: dict[ray.ObjectRef, Job], records: list[dict[str, Any]]) -> None:
+    """Files that ended in the meantime are done; the others are cancelled
+    (their workers killed, and with them the commands)."""
+    try:
+        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+    except Exception:
+        ready = []
+    for ref in ready:
+        record = records[pending.pop(ref).index]
+        if not _collect(ref, record):
+            record.update(status="cancelled", error=None, log=[])
+    for ref, job in pending.items():
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:
+            pass
+        records[job.index]["status"] = "cancelled"
 
 
 def _collect(ref: ray.ObjectRef, record: dict[str, Any]) -> bool:
@@ -267,14 +408,14 @@ def _retry_notes(previous: dict[str, dict], now: dict[str, dict],
     for index, attempts in now["attempts"].items():
         for attempt in range(max(previous["attempts"].get(index, 1), 1), attempts):
             why = now["errors"].get(index, {}).get(attempt, LOST)
-            notes.append(f"retrying {os.path.basename(records[index]['input'])} "
+            notes.append(f"retrying {shown(os.path.basename(records[index]['input']))} "
                          f"(attempt {attempt + 1}): attempt {attempt} failed: {why}")
     return notes
 
 
-def _snapshot(progress: Any, previous: dict[str, dict]) -> dict[str, dict]:
+def _snapshot(progress: Any, previous: dict[str, dict], timeout: float = 10) -> dict[str, dict]:
     try:
-        return ray.get(progress.snapshot.remote(), timeout=10)
+        return ray.get(progress.snapshot.remote(), timeout=timeout)
     except Exception:                     # keep going without fresh counts
         return previous
 
@@ -292,17 +433,18 @@ def _fill_from_progress(record: dict[str, Any], index: int, snapshot: dict[str, 
                       cuda_visible_devices=place["cuda_visible_devices"])
 
 
-def _remove_parts(records: list[dict[str, Any]]) -> None:
-    """Temporary files of attempts whose worker was killed before it could
-    remove them."""
-    for record in records:
-        if record["status"] in ("done", "failed", "cancelled"):
-            for path in glob.glob(glob.escape(worker.part_prefix(record["output"]))
-                                  + "*" + worker.PART_SUFFIX):
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+def _remove_parts(plan: Plan, wait: float) -> int:
+    """Removes the temporary outputs of the batch's outputs whose attempt
+    is over (files.py), waiting up to `wait` seconds for those of attempts
+    still being stopped. Returns how many it removed."""
+    names = [os.path.basename(o) for o in plan.outputs]
+    deadline = time.monotonic() + wait
+    removed, busy = files.remove_parts(plan.output_dir, names, plan.input_keys)
+    while busy and time.monotonic() < deadline:
+        time.sleep(0.2)
+        more, busy = files.remove_parts(plan.output_dir, names, plan.input_keys)
+        removed += more
+    return removed
 
 
 def _describe(plan: Plan) -> dict[str, Any]:

@@ -1,76 +1,93 @@
-"""The files of a batch, from paths, globs and lists, and the output
-directory; every problem is a UsageError that names what is wrong."""
+"""The files of a batch, from paths, globs and lists, the output directory
+and the report's path; every problem is a UsageError that names what is
+wrong. Files are told apart by what they are (files.key), so that no link
+or mount between an output and an input hides that they are one file."""
 from __future__ import annotations
 
 import glob
 import os
+import stat
 import sys
 import tempfile
+from typing import Mapping
 
+from .files import FileKey, key, shown
 from .jobs import UsageError
 
 _GLOB_CHARS = frozenset("*?[")
 
 
-def expand_inputs(arguments: list[str], list_files: list[str]) -> list[str]:
+def expand_inputs(arguments: list[str], list_files: list[str],
+                  null_separated: bool = False) -> list[str]:
     """Absolute paths of the files to process, without duplicates, in the
-    order given: arguments (paths or globs), then the lists' lines."""
+    order given: arguments (paths or globs), then the lists' entries."""
     candidates: list[tuple[str, str]] = []   # (path, where it came from)
     for argument in arguments:
         candidates += [(p, argument) for p in _expand_argument(argument)]
     for list_file in list_files:
-        candidates += _read_list(list_file)
+        candidates += _read_list(list_file, b"\0" if null_separated else b"\n")
     if not candidates:
         raise UsageError("no input files: give video files, globs or --input-list FILE")
 
     paths: list[str] = []
     seen: set[str] = set()
     missing: list[str] = []
+    not_regular: list[str] = []
     for path, origin in candidates:
         absolute = os.path.abspath(path)
         if absolute in seen:
             continue
         seen.add(absolute)
-        if os.path.isdir(absolute):
-            raise UsageError(f"{origin}: {path} is a directory (give a glob such as "
-                             f"'{os.path.join(path, '*.webm')}')")
-        if not os.path.isfile(absolute):
-            missing.append(path if origin == path else f"{path} ({origin})")
+        named = shown(path) if origin == path else f"{shown(path)} ({shown(origin)})"
+        try:
+            mode = os.stat(absolute).st_mode
+        except OSError:
+            missing.append(named + (" (a broken symbolic link)"
+                                    if os.path.islink(absolute) else ""))
+            continue
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{shown(origin)}: {shown(path)} is a directory (give a glob such "
+                             f"as {shown(os.path.join(path, '*.webm'))})")
+        if not stat.S_ISREG(mode):
+            not_regular.append(named)
             continue
         paths.append(absolute)
-    if missing:
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise UsageError(f"no such file: {', '.join(missing[:5])}{more}")
+    for problem, found in (("no such file", missing), ("not a regular file", not_regular)):
+        if found:
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            raise UsageError(f"{problem}: {', '.join(found[:5])}{more}")
     return paths
 
 
 def _expand_argument(argument: str) -> list[str]:
     # An existing file is taken as it is, even with glob characters in its name.
-    if os.path.exists(argument) or not _GLOB_CHARS & set(argument):
+    if os.path.lexists(argument) or not _GLOB_CHARS & set(argument):
         return [argument]
     matches = sorted(glob.glob(argument, recursive=True))
     files = [m for m in matches if os.path.isfile(m)]
     if not files:
-        raise UsageError(f"no file matches {argument!r}")
+        raise UsageError(f"no file matches {shown(argument)}")
     return files
 
 
-def _read_list(list_file: str) -> list[tuple[str, str]]:
-    """Lines of a list: one path each; blank lines and lines starting with #
-    are skipped; relative paths are relative to the current directory, as
-    for the arguments. '-' reads standard input."""
+def _read_list(list_file: str, separator: bytes) -> list[tuple[str, str]]:
+    """Entries of a list: one path a line, the whole line but its newline
+    (or, with --null, each up to a NUL byte); empty entries, and lines
+    starting with # in a list of lines, are skipped. Relative paths are
+    relative to the current directory, as for the arguments. '-' reads
+    standard input. The bytes are the path's, whatever their encoding."""
     try:
         if list_file == "-":
-            lines = sys.stdin.read().splitlines()
+            data = sys.stdin.buffer.read()
         else:
-            with open(list_file, encoding="utf-8") as f:
-                lines = f.read().splitlines()
+            with open(list_file, "rb") as f:
+                data = f.read()
     except OSError as e:
-        raise UsageError(f"--input-list {list_file}: {e.strerror}") from None
+        raise UsageError(f"--input-list {shown(list_file)}: {e.strerror}") from None
     entries = []
-    for number, line in enumerate(lines, 1):
-        path = line.strip()
-        if path and not path.startswith("#"):
+    for number, raw in enumerate(data.split(separator), 1):
+        path = os.fsdecode(raw)
+        if path and not (separator == b"\n" and path.startswith("#")):
             entries.append((path, f"{list_file}:{number}"))
     return entries
 
@@ -78,13 +95,14 @@ def _read_list(list_file: str) -> list[tuple[str, str]]:
 def prepare_output_dir(path: str) -> str:
     """The output directory, made when missing and checked writable."""
     absolute = os.path.abspath(path)
+    what = f"--output-dir {shown(path)}"
     if os.path.exists(absolute) and not os.path.isdir(absolute):
-        raise UsageError(f"--output-dir {path}: not a directory")
+        raise UsageError(f"{what}: not a directory")
     try:
         os.makedirs(absolute, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"--output-dir {path}: cannot make it: {e.strerror}") from None
-    check_writable(absolute, f"--output-dir {path}")
+        raise UsageError(f"{what}: cannot make it: {e.strerror}") from None
+    check_writable(absolute, what)
     return absolute
 
 
@@ -102,6 +120,51 @@ def check_unique_outputs(pairs: list[tuple[str, str]]) -> None:
     first: dict[str, str] = {}
     for input_path, output in pairs:
         if output in first:
-            raise UsageError(f"{first[output]} and {input_path} would both write {output}; "
-                             "run them in separate batches (separate --output-dir)")
+            raise UsageError(f"{shown(first[output])} and {shown(input_path)} would both write "
+                             f"{shown(output)}; run them in separate batches (separate "
+                             "--output-dir)")
         first[output] = input_path
+
+
+def check_outputs(pairs: list[tuple[str, str]], inputs: Mapping[FileKey, str]) -> None:
+    """An output that exists must be a file the batch may replace: not an
+    input (through a link, a hard link or a mount, whatever its path), and
+    a regular file. With --resume too: such an output is never "done"."""
+    for input_path, output in pairs:
+        try:
+            st = os.stat(output)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise UsageError(f"the output {shown(output)} of {shown(input_path)}: "
+                             f"{e.strerror}") from None
+        same = inputs.get((st.st_dev, st.st_ino))
+        if same is not None:
+            raise UsageError(f"the output {shown(output)} of {shown(input_path)} is the input "
+                             f"{shown(same)} (the same file, through a link or a mount): "
+                             "it would be written over; give another --output-dir or --suffix")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"the output {shown(output)} of {shown(input_path)} exists and "
+                             "is not a regular file")
+
+
+def check_report(given: str, output_dir: str, outputs: list[str],
+                 inputs: Mapping[FileKey, str]) -> str:
+    """The report's absolute path, where a file can be written that is
+    neither an input nor an output."""
+    path = os.path.abspath(given)
+    what = f"--report {shown(given)}"
+    if os.path.isdir(path):
+        raise UsageError(f"{what} is a directory; give a file name")
+    same = inputs.get(key(path))
+    if same is not None:
+        raise UsageError(f"{what} is the input {shown(same)}: the report would replace it")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{what} exists and is not a regular file")
+    directory, name = os.path.split(path)
+    if not os.path.isdir(directory):
+        raise UsageError(f"{what}: no folder {shown(directory)}")
+    if key(directory) == key(output_dir) and name in {os.path.basename(o) for o in outputs}:
+        raise UsageError(f"{what} is also an output; give another --report")
+    check_writable(directory, what)
+    return path

@@ -3,8 +3,12 @@
 Two kinds of job:
 - edge-energy (the default): the example program examples/edge-energy,
   whose CSV on stdout is the output;
-- pipeline: a gst-launch-1.0 description with {input} and {output}, where
-  {output} is what the pipeline writes.
+- pipeline: a gst-launch-1.0 description with {input} and {output}, run by
+  gpuconvolve-batch-run (gpuconvolve-batch-run.c), where {output} is what
+  the pipeline writes.
+
+The paths are whole arguments of the command, never put into other text:
+a path may hold any bytes but NUL, quotes and {output} included.
 
 Everything here is checked on the driver before Ray starts, so that a bad
 argument is a usage error and not the same failure on every file.
@@ -14,21 +18,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass, field
 
 INPUT = "{input}"
 OUTPUT = "{output}"
-
-# gpuconvolve's properties (docs/properties.md). A preset holds the filter
-# ones, the machine ones are never in a preset (docs/presets.md).
-FILTER_PROPERTIES = (
-    "filter", "size", "sigma", "kernel-width", "kernel-height", "kernel",
-    "row-kernel", "column-kernel", "normalize", "scale", "bias", "mode",
-    "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
-    "algorithm",
-)
-MACHINE_PROPERTIES = ("backend", "cuda-device-id", "queue-depth", "tuning-file")
-BACKENDS = ("auto", "cuda", "cpu")
+RUNNER_NAME = "gpuconvolve-batch-run"
 
 # A property on a gst-launch line: NAME=VALUE, or @preset=NAME. A caps string
 # such as video/x-raw,format=GRAY8 is not one (the '/').
@@ -41,21 +36,49 @@ class UsageError(Exception):
 
 def parse_properties(items: list[str]) -> dict[str, str]:
     """NAME=VALUE arguments of --property, in order; a later one for the same
-    name replaces the earlier."""
+    name replaces the earlier. Names and values are the element's to judge
+    (check_with_element)."""
     properties: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not name:
             raise UsageError(f"--property {item!r}: expected NAME=VALUE, for example sigma=2")
-        if name not in FILTER_PROPERTIES + MACHINE_PROPERTIES:
-            raise UsageError(f"--property {item!r}: gpuconvolve has no property {name!r} "
-                             "(docs/properties.md lists them)")
-        if name == "backend" and value not in BACKENDS:
-            raise UsageError(f"--property {item!r}: backend is one of {', '.join(BACKENDS)}")
         properties.pop(name, None)
         properties[name] = value
     return properties
+
+
+def check_with_element(runner: str, env: dict[str, str], properties: dict[str, str],
+                       preset: str | None, words: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """Asks gpuconvolve-batch-run, on this machine, whether gpuconvolve takes
+    the properties (names and values, set in the order given) and the
+    preset, and where {input} and {output} land in the description `words`.
+    Returns the properties a preset sets (from the element) and, where the
+    description needs an element missing here, a note that says so."""
+    argv = [runner, "check"]
+    for name, value in properties.items():
+        argv += ["--property", f"{name}={value}"]
+    if preset is not None:
+        argv += ["--preset", preset]
+    if words:
+        argv += ["--", *words]
+    try:
+        # a session of its own: a Ctrl-C is the batch's to handle
+        done = subprocess.run(argv, capture_output=True, env={**os.environ, **env}, timeout=120,
+                              start_new_session=True, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"cannot check the job's arguments with {runner}: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    prefix = RUNNER_NAME + ": "
+    lines = [line.removeprefix(prefix).removeprefix("error: ").removeprefix("note: ")
+             for line in done.stderr.decode("utf-8", "backslashreplace").splitlines()
+             if line.startswith(prefix)]
+    if done.returncode not in (0, 3):
+        raise UsageError("\n".join(lines) or f"{runner} check failed (status {done.returncode})")
+    names = tuple(line.split(" ", 1)[1] for line in done.stdout.decode().splitlines()
+                  if line.startswith("preset-property "))
+    return names, ("\n".join(lines) if done.returncode == 3 else None)
 
 
 @dataclass(frozen=True)
@@ -64,8 +87,13 @@ class Job:
     index: int
     input: str
     output: str
-    argv: list[str]              # OUTPUT stands for the temporary file
+    argv: tuple[str, ...]        # the program and its options
     kind: str                    # "edge-energy" or "pipeline"
+    words: tuple[str, ...] = ()  # pipeline: the description
+    # Files the output must not be when it is renamed into place: the input,
+    # and the inputs of the output's name (those a folder link or a mount
+    # made during the batch could put there).
+    guards: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
     # Test hook (GPUCONVOLVE_BATCH_TEST_KILL): the first attempt kills its own
@@ -75,6 +103,13 @@ class Job:
     @property
     def name(self) -> str:
         return os.path.basename(self.input)
+
+    def command(self, temp: str) -> list[str]:
+        """The command line, writing to `temp`: each path an argument of its
+        own, as it is."""
+        if self.kind == "pipeline":
+            return [*self.argv, self.input, temp, *self.words]
+        return [*self.argv, self.input]
 
 
 @dataclass(frozen=True)
@@ -96,45 +131,52 @@ class EdgeEnergy:
                 "filters and takes only --property backend=...; use --pipeline "
                 "to run other filter settings")
 
-    def argv(self, input_path: str, cpu_only: bool) -> list[str]:
+    def argv(self, cpu_only: bool) -> tuple[str, ...]:
         backend = self.properties.get("backend", "cpu" if cpu_only else "auto")
         argv = [self.binary, f"--backend={backend}"]
         if self.threshold is not None:
             argv.append(f"--threshold={self.threshold!r}")
-        return argv + [input_path]
+        return tuple(argv)
+
+    def words(self, cpu_only: bool) -> tuple[str, ...]:
+        return ()
 
 
 @dataclass(frozen=True)
 class Pipeline:
-    """A gst-launch-1.0 description run on each file."""
+    """A gst-launch-1.0 description run on each file by gpuconvolve-batch-run.
+    preset_properties: what a preset sets, as the element says
+    (check_with_element)."""
     template: str
     properties: dict[str, str]
     preset: str | None = None
+    runner: str = RUNNER_NAME
+    preset_properties: tuple[str, ...] = ()
     kind = "pipeline"
     default_suffix = None        # the input's own
 
     def __post_init__(self) -> None:
         tokens = split_template(self.template)
-        if not any(INPUT in t for t in tokens):
-            raise UsageError(f"--pipeline has no {INPUT}: every file would run the same pipeline")
-        if not any(OUTPUT in t for t in tokens):
-            raise UsageError(f"--pipeline has no {OUTPUT}: the pipeline must write its result "
-                             f"there (for example filesink location={OUTPUT})")
+        check_template(tokens)
         # Both variants, so that every refusal happens here.
-        inject_properties(tokens, self.properties, self.preset, cpu_only=False)
-        inject_properties(tokens, self.properties, self.preset, cpu_only=True)
+        for cpu_only in (False, True):
+            inject_properties(tokens, self.properties, self.preset, cpu_only,
+                              self.preset_properties)
 
-    def argv(self, input_path: str, cpu_only: bool) -> list[str]:
-        tokens = inject_properties(split_template(self.template), self.properties,
-                                   self.preset, cpu_only)
-        # -v prints each element's active-algorithm as it is set.
-        return ["gst-launch-1.0", "-v"] + [t.replace(INPUT, input_path) for t in tokens]
+    def argv(self, cpu_only: bool) -> tuple[str, ...]:
+        return (self.runner, "run")
+
+    def words(self, cpu_only: bool) -> tuple[str, ...]:
+        """The description with the properties: {input} and {output} stay
+        for gpuconvolve-batch-run to fill in."""
+        return tuple(inject_properties(split_template(self.template), self.properties,
+                                       self.preset, cpu_only, self.preset_properties))
 
 
 def split_template(template: str) -> list[str]:
     """The words of a description, split as a shell splits a gst-launch-1.0
-    command line; gst-launch-1.0 gets them as separate arguments and escapes
-    the spaces inside each, as from a shell."""
+    command line; gpuconvolve-batch-run gets them as separate arguments and
+    joins them as gst-launch-1.0 does."""
     try:
         tokens = shlex.split(template)
     except ValueError as e:
@@ -144,8 +186,16 @@ def split_template(template: str) -> list[str]:
     return tokens
 
 
+def check_template(tokens: list[str]) -> None:
+    if not any(INPUT in t for t in tokens):
+        raise UsageError(f"--pipeline has no {INPUT}: every file would run the same pipeline")
+    if not any(OUTPUT in t for t in tokens):
+        raise UsageError(f"--pipeline has no {OUTPUT}: the pipeline must write its result "
+                         f"there (for example filesink location={OUTPUT})")
+
+
 def inject_properties(tokens: list[str], properties: dict[str, str], preset: str | None,
-                      cpu_only: bool) -> list[str]:
+                      cpu_only: bool, preset_properties: tuple[str, ...]) -> list[str]:
     """tokens with the properties (and @preset=) added to every gpuconvolve
     element, after the element's own so that they take precedence."""
     elements = [i for i, t in enumerate(tokens) if t == "gpuconvolve"]
@@ -159,27 +209,27 @@ def inject_properties(tokens: list[str], properties: dict[str, str], preset: str
         while end < len(tokens) and _ASSIGNMENT.match(tokens[end]):
             end += 1
         own = tokens[i + 1:end]
-        out += tokens[start:end] + _added(own, properties, preset, cpu_only)
+        out += tokens[start:end] + _added(own, properties, preset, cpu_only, preset_properties)
         start = end
     return out + tokens[start:]
 
 
 def _added(own: list[str], properties: dict[str, str], preset: str | None,
-           cpu_only: bool) -> list[str]:
+           cpu_only: bool, preset_properties: tuple[str, ...]) -> list[str]:
     """What one gpuconvolve element gets, given its own properties."""
     own_names = {t.partition("=")[0] for t in own}
     if preset and "@preset" in own_names:
         raise UsageError(f"--preset {preset}: the pipeline's gpuconvolve has a @preset= already")
     if preset or "@preset" in own_names:
-        # gst-launch-1.0 loads @preset= after all the element's other
+        # gst-launch-1.0's parser loads @preset= after all the element's other
         # properties, wherever it stands, and a preset sets every filter
         # property: a filter property given with it would be silently lost.
-        lost = [name for name in properties if name in FILTER_PROPERTIES]
+        lost = [name for name in properties if name in preset_properties]
         if lost:
             raise UsageError(
-                f"--property {lost[0]} would be overridden by the preset: gst-launch-1.0 "
-                "loads @preset= after the other properties and a preset sets every filter "
-                "property; write the preset's properties out with --property instead "
+                f"--property {lost[0]} would be overridden by the preset: gst-launch-1.0's "
+                "parser loads @preset= after the other properties and a preset sets every "
+                "filter property; write the preset's properties out with --property instead "
                 "(docs/presets.md lists them)")
     added = [f"@preset={preset}"] if preset else []
     added += [f"{name}={value}" for name, value in properties.items()]

@@ -6,7 +6,9 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, TextIO
+from typing import Any, Mapping, TextIO
+
+from .files import FileKey, shown
 
 REPORT_VERSION = 1
 
@@ -45,8 +47,13 @@ def by_node(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(nodes.values())
 
 
-def write_json(path: str, report: dict[str, Any]) -> None:
-    """Written whole or not at all, like the outputs."""
+class WouldReplaceInput(Exception):
+    """The report's path has become an input since the batch started."""
+
+
+def write_json(path: str, report: dict[str, Any], keep: Mapping[FileKey, str] = {}) -> None:
+    """Written whole or not at all, like the outputs, and never over a file
+    of `keep` (the inputs), checked again right before the rename."""
     directory = os.path.dirname(path) or "."
     fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
                                 suffix=".part")
@@ -57,6 +64,12 @@ def write_json(path: str, report: dict[str, Any]) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) in keep:
+            raise WouldReplaceInput(f"it is now the input {shown(keep[st.st_dev, st.st_ino])}")
         os.replace(temp, path)
     except BaseException:
         os.unlink(temp)
@@ -70,11 +83,14 @@ def _where(r: dict[str, Any]) -> str:
     return f"node {r['node']['ip']} ({r['node']['hostname']}) gpu {gpu}"
 
 
-def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_path: str,
+def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_path: str | None,
                   stream: TextIO = sys.stdout) -> None:
-    width = max((len(os.path.basename(r["input"])) for r in records), default=0)
-    for r in records:
-        name = os.path.basename(r["input"]).ljust(width)
+    """A line per file and the totals; `report_path` None: the report was
+    not written."""
+    names = [shown(os.path.basename(r["input"])) for r in records]
+    width = max((len(n) for n in names), default=0)
+    for r, name in zip(records, names):
+        name = name.ljust(width)
         status = r["status"].ljust(9) + " "
         if r["status"] == "done":
             frames = "" if r["frames"] is None else f"{r['frames']} frames, "
@@ -90,6 +106,7 @@ def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_p
     frames = (f"{total['frames']} frames{f' ({rate:.1f} frames/s)' if rate is not None else ''}, "
               if total["frames"] is not None else "")
     cancelled = f", {total['cancelled']} cancelled" if total["cancelled"] else ""
+    where = f"report {shown(report_path)}" if report_path else "no report"
     print(f"gpuconvolve-batch: {total['files']} file{'s' if total['files'] != 1 else ''}: "
           f"{total['done']} done, {total['failed']} failed, {total['skipped']} skipped{cancelled}; "
-          f"{frames}{total['seconds']:.1f} s in all; report {report_path}", file=stream)
+          f"{frames}{total['seconds']:.1f} s in all; {where}", file=stream)

@@ -3,6 +3,7 @@ temporary file in the output directory and renames it to the output when
 the command succeeded, so that an output that exists is complete."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -12,33 +13,26 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 from typing import IO, Any, Callable
 
 import ray
 
+from .files import open_part, shown
 from .jobs import OUTPUT, Job
 
-PART_SUFFIX = ".part"
 PROGRESS_INTERVAL = 0.5          # seconds between frame counts sent to the driver
 LOG_LINES = 20                   # lines of a failed command's output kept
 
-# gst-launch-1.0 -v:  /GstPipeline:pipeline0/GstGpuConvolve:blur: active-algorithm = ...
-# edge-energy:        edge-energy: sobel-x: separable on cpu (2 threads)
-_ALGORITHM = (re.compile(r"GstGpuConvolve:([^:]+): active-algorithm = (.+)$"),
+# gpuconvolve-batch-run: gpuconvolve-batch-run: blur: active-algorithm = ...
+# edge-energy:           edge-energy: sobel-x: separable on cpu (2 threads)
+_ALGORITHM = (re.compile(r"^gpuconvolve-batch-run: (.+): active-algorithm = (.+)$"),
               re.compile(r"^edge-energy: (sobel-[xy]): (.+)$"))
 # the line that says what went wrong, from either program
-_ERROR = re.compile(r"^ERROR\b|^WARNING: erroneous|: error from ")
+_ERROR = re.compile(r": error from |^gpuconvolve-batch-run: error: ")
 
 
 class JobFailed(Exception):
     """The command failed; the message says how, with its own error line."""
-
-
-def part_prefix(output: str) -> str:
-    """Temporary outputs of `output` are PREFIX<random>.part, hidden, next to it."""
-    directory, name = os.path.split(output)
-    return os.path.join(directory, f".{name}.")
 
 
 def where() -> dict[str, Any]:
@@ -59,19 +53,26 @@ def run_job(job: Job, progress: Any) -> dict[str, Any]:
         attempt = ray.get(progress.started.remote(job.index, place))
     except Exception:                    # progress is not worth failing a file for
         attempt = 0
-    temp = part_prefix(job.output) + uuid.uuid4().hex[:8] + PART_SUFFIX
     started = time.monotonic()
     try:
         _check_paths(job, place)
-        frames, algorithms = _execute(job, temp, progress, kill=job.test_kill and attempt == 1)
-        os.replace(temp, job.output)
+        # locked while this process has it open (files.py): closed only below
+        temp, fd = open_part(job.output)
+        try:
+            frames, algorithms = _execute(job, temp, fd, progress,
+                                          kill=job.test_kill and attempt == 1)
+            _check_not_input(job)
+            os.replace(temp, job.output)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        finally:
+            os.close(fd)
     except Exception as e:
         # for the driver's note on the retry (Ray's own is a traceback)
         progress.failed.remote(job.index, attempt, (str(e) or type(e).__name__).splitlines()[0])
         raise
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
     return {**place, "frames": frames, "algorithms": algorithms,
             "seconds": round(time.monotonic() - started, 3), "attempt": attempt}
 
@@ -80,13 +81,27 @@ def _check_paths(job: Job, place: dict[str, Any]) -> None:
     for path in (job.input, os.path.dirname(job.output)):
         if not os.path.exists(path):
             node = place["node"]
-            raise JobFailed(f"{path} does not exist on {node['hostname']} ({node['ip']}): "
+            raise JobFailed(f"{shown(path)} does not exist on {node['hostname']} ({node['ip']}): "
                             "inputs and the output directory must be at the same path on "
                             "every node")
 
 
-def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None, dict[str, str]]:
-    argv = [a.replace(OUTPUT, temp) for a in job.argv]
+def _check_not_input(job: Job) -> None:
+    """Right before the rename: the driver checked that the output is no
+    input, but a link or a mount made since could have made it one."""
+    for path in job.guards:
+        try:
+            same = os.path.samefile(job.output, path)
+        except OSError:                  # either is missing: not the same
+            continue
+        if same:
+            raise JobFailed(f"{shown(job.output)} is now the input {shown(path)} (the same file, "
+                            "through a link or a mount made during the batch); not replaced")
+
+
+def _execute(job: Job, temp: str, fd: int, progress: Any,
+             kill: bool) -> tuple[int | None, dict[str, str]]:
+    argv = job.command(temp)
     env = {**os.environ, **job.env}
     csv_on_stdout = job.kind == "edge-energy"
     with tempfile.TemporaryFile() as log:
@@ -95,12 +110,14 @@ def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None
                                     stdout=subprocess.PIPE if csv_on_stdout else log,
                                     stderr=log, env=env, preexec_fn=_die_with_parent())
         except OSError as e:
-            raise JobFailed(f"cannot run {argv[0]}: {e.strerror}") from None
+            raise JobFailed(f"cannot run {shown(argv[0])}: {e.strerror}") from None
         timer = _watchdog(proc, job.timeout)
         try:
             frames = None
             if csv_on_stdout:
-                with open(temp, "wb") as out:
+                # through `fd`: closing another descriptor of the file would
+                # drop its lock
+                with open(fd, "wb", closefd=False) as out:
                     frames = _copy_csv(proc.stdout, out,
                                        lambda n: progress.frames.remote(job.index, n), kill)
             elif kill:
@@ -117,8 +134,10 @@ def _execute(job: Job, temp: str, progress: Any, kill: bool) -> tuple[int | None
     if status != 0:
         raise JobFailed(_failure(argv[0], status, lines))
     if not os.path.exists(temp):
-        raise JobFailed(f"the pipeline did not write {OUTPUT}")
-    _sync(temp)
+        raise JobFailed(f"the pipeline removed {OUTPUT}")
+    # on disk before the rename makes it the output (fsync writes the file's
+    # data whichever descriptor wrote it)
+    os.fsync(fd)
     return frames, _algorithms(lines)
 
 
@@ -134,15 +153,6 @@ def _read_log(log: IO[bytes], head: int = 256 * 1024, tail: int = 64 * 1024) -> 
         log.seek(size - tail)
         data += log.read()
     return data.decode("utf-8", "replace").splitlines()
-
-
-def _sync(path: str) -> None:
-    # on disk before the rename makes it the output
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _copy_csv(stdout: IO[bytes], out: IO[bytes], report: Callable[[int], Any],

@@ -1,19 +1,26 @@
 """Checks of what gpuconvolve-batch builds before Ray starts: command lines,
-property injection, inputs and usage errors. Needs no Ray and no GStreamer:
-python3 -m unittest discover -s tools/batch/tests"""
+property injection, inputs, outputs, the report's path, temporary outputs
+and usage errors. Needs no Ray and no GStreamer (test.sh checks what the
+element judges): python3 -m unittest discover -s tools/batch/tests"""
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from gpuconvolve_batch import inputs  # noqa: E402
-from gpuconvolve_batch.jobs import (EdgeEnergy, Pipeline, UsageError,  # noqa: E402
+from gpuconvolve_batch import files, inputs, report  # noqa: E402
+from gpuconvolve_batch.jobs import (EdgeEnergy, Job, Pipeline, UsageError,  # noqa: E402
                                     inject_properties, output_path, parse_properties)
 
 BLUR = ("filesrc location={input} ! decodebin ! videoconvert ! gpuconvolve name=g "
         "filter=box ! videoconvert ! vp8enc ! webmmux ! filesink location={output}")
+# what the element says a preset sets (gpuconvolve-batch-run check)
+PRESET_SETS = ("filter", "size", "sigma", "kernel", "border", "planes")
+# a name with what once rewrote a command line: quotes, a backslash, braces,
+# a newline, a tab, a leading dash, and a byte that is not UTF-8
+HOSTILE = os.fsdecode(b'-a" \\ {output} {input}\n\t\xff \xc3\xbc.webm')
 
 
 class Properties(unittest.TestCase):
@@ -22,7 +29,8 @@ class Properties(unittest.TestCase):
                          ["size", "filter"])
 
     def test_refused(self):
-        for bad in ("sigma", "=2", "nosuch=1", "backend=gpu"):
+        # (names and values are the element's to judge: test.sh)
+        for bad in ("sigma", "=2"):
             with self.assertRaises(UsageError):
                 parse_properties([bad])
 
@@ -30,12 +38,17 @@ class Properties(unittest.TestCase):
 class EdgeEnergyJob(unittest.TestCase):
     def test_backend(self):
         job = EdgeEnergy("/b/edge-energy", {})
-        self.assertEqual(job.argv("/v.webm", cpu_only=True),
-                         ["/b/edge-energy", "--backend=cpu", "/v.webm"])
-        self.assertEqual(job.argv("/v.webm", cpu_only=False)[1], "--backend=auto")
+        self.assertEqual(job.argv(cpu_only=True), ("/b/edge-energy", "--backend=cpu"))
+        self.assertEqual(job.argv(cpu_only=False)[1], "--backend=auto")
         job = EdgeEnergy("/b/edge-energy", {"backend": "cuda"}, threshold=0.3)
-        self.assertEqual(job.argv("/v.webm", cpu_only=True),
-                         ["/b/edge-energy", "--backend=cuda", "--threshold=0.3", "/v.webm"])
+        self.assertEqual(job.argv(cpu_only=True),
+                         ("/b/edge-energy", "--backend=cuda", "--threshold=0.3"))
+
+    def test_paths_are_whole_arguments(self):
+        job = Job(index=0, input="/in/" + HOSTILE, output="/out/x", kind="edge-energy",
+                  argv=EdgeEnergy("/b/edge-energy", {}).argv(cpu_only=True))
+        self.assertEqual(job.command("/out/.x.0123abcd.part"),
+                         ["/b/edge-energy", "--backend=cpu", "/in/" + HOSTILE])
 
     def test_filter_properties_refused(self):
         with self.assertRaises(UsageError):
@@ -44,41 +57,57 @@ class EdgeEnergyJob(unittest.TestCase):
 
 class PipelineJob(unittest.TestCase):
     def test_properties_after_the_elements_own(self):
-        argv = Pipeline(BLUR, {"border": "reflect"}).argv("/in put.webm", cpu_only=True)
-        self.assertEqual(argv[:2], ["gst-launch-1.0", "-v"])
-        i = argv.index("gpuconvolve")
-        self.assertEqual(argv[i:i + 6], ["gpuconvolve", "name=g", "filter=box",
-                                         "border=reflect", "backend=cpu", "!"])
-        self.assertIn("location=/in put.webm", argv)
-        self.assertIn("location={output}", argv)
+        words = Pipeline(BLUR, {"border": "reflect"}).words(cpu_only=True)
+        i = words.index("gpuconvolve")
+        self.assertEqual(words[i:i + 6], ("gpuconvolve", "name=g", "filter=box",
+                                          "border=reflect", "backend=cpu", "!"))
+        self.assertIn("location={input}", words)
+        self.assertIn("location={output}", words)
+
+    def test_paths_are_whole_arguments(self):
+        # gpuconvolve-batch-run puts them into the properties: no path is
+        # put into the description, nor scanned for {output} or {input}
+        spec = Pipeline(BLUR, {}, runner="/b/gpuconvolve-batch-run")
+        job = Job(index=0, input="/in/" + HOSTILE, output="/out/" + HOSTILE, kind=spec.kind,
+                  argv=spec.argv(cpu_only=False), words=spec.words(cpu_only=False))
+        temp = "/out/." + HOSTILE + ".0123abcd.part"
+        command = job.command(temp)
+        self.assertEqual(command[:4], ["/b/gpuconvolve-batch-run", "run", "/in/" + HOSTILE, temp])
+        self.assertEqual(tuple(command[4:]), spec.words(cpu_only=False))
 
     def test_backend_of_the_element_or_the_user_kept(self):
         tokens = ["a", "!", "gpuconvolve", "backend=cuda", "!", "b"]
-        self.assertNotIn("backend=cpu", inject_properties(tokens, {}, None, cpu_only=True))
+        self.assertNotIn("backend=cpu", inject_properties(tokens, {}, None, True, ()))
         self.assertEqual(inject_properties(tokens[:3] + ["!", "b"], {"backend": "auto"}, None,
-                                           cpu_only=True)[3], "backend=auto")
+                                           True, ())[3], "backend=auto")
 
     def test_every_element(self):
         tokens = "a ! gpuconvolve ! gpuconvolve filter=box ! b".split()
-        out = inject_properties(tokens, {"sigma": "2"}, None, cpu_only=False)
+        out = inject_properties(tokens, {"sigma": "2"}, None, False, PRESET_SETS)
         self.assertEqual(out, "a ! gpuconvolve sigma=2 ! gpuconvolve filter=box sigma=2 ! b"
                          .split())
 
     def test_caps_are_not_properties(self):
         tokens = ["gpuconvolve", "video/x-raw,format=GRAY32F", "!", "b"]
-        out = inject_properties(tokens, {"size": "3"}, None, cpu_only=False)
+        out = inject_properties(tokens, {"size": "3"}, None, False, PRESET_SETS)
         self.assertEqual(out[:3], ["gpuconvolve", "size=3", "video/x-raw,format=GRAY32F"])
 
     def test_preset(self):
-        out = inject_properties(["gpuconvolve"], {"backend": "cpu"}, "sharpen", cpu_only=False)
+        out = inject_properties(["gpuconvolve"], {"backend": "cpu"}, "sharpen", False,
+                                PRESET_SETS)
         self.assertEqual(out, ["gpuconvolve", "@preset=sharpen", "backend=cpu"])
 
     def test_preset_with_filter_property_refused(self):
         # gst-launch-1.0 would load the preset last and drop sigma silently
         with self.assertRaises(UsageError):
-            Pipeline(BLUR, {"sigma": "2"}, preset="blur-gaussian-5")
+            Pipeline(BLUR, {"sigma": "2"}, preset="blur-gaussian-5",
+                     preset_properties=PRESET_SETS)
         with self.assertRaises(UsageError):
-            inject_properties(["gpuconvolve", "@preset=x"], {"sigma": "2"}, None, False)
+            inject_properties(["gpuconvolve", "@preset=x"], {"sigma": "2"}, None, False,
+                              PRESET_SETS)
+        # what the element says a preset leaves alone combines with it
+        self.assertIn("backend=cpu", Pipeline(BLUR, {"backend": "cpu"}, preset="blur-gaussian-5",
+                                              preset_properties=PRESET_SETS).words(False))
 
     def test_template_checks(self):
         for bad in ("", "filesrc location={input} ! fakesink",
@@ -92,9 +121,9 @@ class PipelineJob(unittest.TestCase):
         template = ("filesrc location={input} ! gpuconvolve kernel-width=3 kernel-height=1 "
                     "'kernel=<1, 2, 1>' ! capsfilter caps=\"video/x-raw, format=GRAY8\" "
                     "! filesink location={output}")
-        argv = Pipeline(template, {}).argv("/v", cpu_only=False)
-        self.assertIn("kernel=<1, 2, 1>", argv)
-        self.assertIn("caps=video/x-raw, format=GRAY8", argv)
+        words = Pipeline(template, {}).words(cpu_only=False)
+        self.assertIn("kernel=<1, 2, 1>", words)
+        self.assertIn("caps=video/x-raw, format=GRAY8", words)
 
 
 class Inputs(unittest.TestCase):
@@ -136,6 +165,136 @@ class Inputs(unittest.TestCase):
         pairs = [(p, output_path("/o", p, ".csv")) for p in ("/x/a.webm", "/y/a.mkv")]
         with self.assertRaises(UsageError):
             inputs.check_unique_outputs(pairs)
+
+    def test_list_lines_are_whole_paths(self):
+        # trailing spaces, a \r and a byte that is not UTF-8 are the path's
+        names = ["sp ace.webm ", "cr.webm\r", os.fsdecode(b"\xff.webm")]
+        for name in names:
+            open(os.path.join(self.root, name), "w").close()
+        listing = os.path.join(self.root, "list.txt")
+        with open(listing, "wb") as f:
+            f.write(b"".join(os.fsencode(os.path.join(self.root, n)) + b"\n" for n in names))
+        got = inputs.expand_inputs([], [listing])
+        self.assertEqual([os.path.basename(p) for p in got], names)
+        os.unlink(os.path.join(self.root, names[0]))
+        with self.assertRaises(UsageError) as e:
+            inputs.expand_inputs([], [listing])
+        self.assertIn("no such file: " + repr(os.path.join(self.root, names[0]).encode())[1:],
+                      str(e.exception))
+
+    def test_null_separated_list(self):
+        name = "new\nline.webm"
+        open(os.path.join(self.root, name), "w").close()
+        listing = os.path.join(self.root, "list0")
+        with open(listing, "wb") as f:
+            f.write(os.fsencode(os.path.join(self.root, name)) + b"\0#a.webm\0")
+        with self.assertRaises(UsageError) as e:   # '#' is a path in a NUL list
+            inputs.expand_inputs([], [listing], null_separated=True)
+        self.assertIn("#a.webm", str(e.exception))
+        with open(listing, "wb") as f:
+            f.write(os.fsencode(os.path.join(self.root, name)) + b"\0")
+        got = inputs.expand_inputs([], [listing], null_separated=True)
+        self.assertEqual([os.path.basename(p) for p in got], [name])
+
+    def test_not_a_regular_file(self):
+        fifo = os.path.join(self.root, "fifo.webm")
+        os.mkfifo(fifo)
+        os.symlink("nowhere", os.path.join(self.root, "broken.webm"))
+        for path, text in ((fifo, "not a regular file: " + fifo),
+                           ("/dev/zero", "not a regular file: /dev/zero"),
+                           (os.path.join(self.root, "broken.webm"), "broken symbolic link")):
+            with self.assertRaises(UsageError) as e:
+                inputs.expand_inputs([path], [])
+            self.assertIn(text, str(e.exception))
+
+    def test_output_that_is_an_input(self):
+        # a folder link, a hard link: other paths, the same file
+        a = os.path.join(self.root, "a.webm")
+        os.symlink(self.root, os.path.join(self.root, "out"))
+        os.mkdir(os.path.join(self.root, "hard"))
+        os.link(a, os.path.join(self.root, "hard", "a.webm"))
+        keys = files.keys([a])
+        for output_dir in ("out", "hard"):
+            output = output_path(os.path.join(self.root, output_dir), a, None)
+            with self.assertRaises(UsageError) as e:
+                inputs.check_outputs([(a, output)], keys)
+            self.assertIn("is the input " + a, str(e.exception))
+        inputs.check_outputs([(a, output_path(os.path.join(self.root, "out"), a, ".csv"))], keys)
+        os.mkdir(os.path.join(self.root, "d.csv"))
+        with self.assertRaises(UsageError) as e:
+            inputs.check_outputs([(a, os.path.join(self.root, "d.csv"))], keys)
+        self.assertIn("not a regular file", str(e.exception))
+
+    def test_report_path(self):
+        a = os.path.join(self.root, "a.webm")
+        out = os.path.join(self.root, "out")
+        os.mkdir(out)
+        os.symlink(out, os.path.join(self.root, "link"))
+        keys = files.keys([a])
+        outputs = [os.path.join(out, "a.csv")]
+        cases = [(self.root, "is a directory"), (a, "is the input"),
+                 ("/dev/null", "not a regular file"),
+                 (os.path.join(self.root, "link", "a.csv"), "is also an output"),
+                 (os.path.join(self.root, "no", "r.json"), "no folder")]
+        for path, text in cases:
+            with self.assertRaises(UsageError) as e:
+                inputs.check_report(path, out, outputs, keys)
+            self.assertIn(text, str(e.exception))
+        self.assertEqual(inputs.check_report(os.path.join(out, "r.json"), out, outputs, keys),
+                         os.path.join(out, "r.json"))
+
+    def test_report_never_replaces_an_input(self):
+        a = os.path.join(self.root, "a.webm")
+        with open(a, "w") as f:
+            f.write("video")
+        os.link(a, os.path.join(self.root, "report.json"))
+        with self.assertRaises(report.WouldReplaceInput):
+            report.write_json(os.path.join(self.root, "report.json"), {}, keep=files.keys([a]))
+        with open(a) as f:
+            self.assertEqual(f.read(), "video")
+        self.assertEqual(sorted(os.listdir(self.root)),
+                         ["a.webm", "b.webm", "c.mkv", "report.json"])
+
+
+class TemporaryOutputs(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.root = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_only_those_of_attempts_over(self):
+        output = os.path.join(self.root, HOSTILE)
+        over, fd = files.open_part(output)
+        os.close(fd)                                  # its attempt is over
+        # a writer in another process holds its lock
+        running = os.path.join(self.root, "." + HOSTILE + ".0123abcd.part")
+        writer = subprocess.Popen(
+            [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], "
+             "os.O_WRONLY | os.O_CREAT); fcntl.lockf(fd, fcntl.LOCK_EX); print(flush=True); "
+             "sys.stdin.read()", running], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        writer.stdout.readline()
+        # an input with a temporary output's name, another output's, another pattern's
+        an_input = os.path.join(self.root, "." + HOSTILE + ".fedcba98.part")
+        others = ["." + HOSTILE + ".0123abcd.partial", ".other.webm.0123abcd.part",
+                  "." + HOSTILE + ".0123abcX.part"]
+        for name in [an_input] + others:
+            open(os.path.join(self.root, name), "w").close()
+        try:
+            removed, busy = files.remove_parts(self.root, [HOSTILE], files.keys([an_input]))
+            self.assertEqual((removed, busy), (1, 1))
+            self.assertFalse(os.path.exists(over))
+            self.assertTrue(all(os.path.exists(os.path.join(self.root, n))
+                                for n in [running, an_input] + others))
+        finally:
+            writer.communicate(b"")
+        self.assertEqual(files.remove_parts(self.root, [HOSTILE], {}), (2, 0))
+
+    def test_shown(self):
+        self.assertEqual(files.shown("/a b/c.webm"), "/a b/c.webm")
+        self.assertEqual(files.shown(HOSTILE), repr(os.fsencode(HOSTILE))[1:])
+        self.assertNotIn("\n", files.shown(HOSTILE))
 
 
 if __name__ == "__main__":
