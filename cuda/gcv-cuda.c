@@ -63,9 +63,10 @@ typedef struct {
   guint filter_serial;
   /* The kernel the device runs: the filter's, or for tiled's unrolled
    * kernels at a width with no instance, widened to the next instance
-   * by zero taps on the right (the same sums; docs/performance.md, sizes
-   * with no precompiled kernel). kw is its width, wide_taps its kh x kw
-   * taps when widened. */
+   * by zero taps on the right (the same sums for finite input;
+   * docs/performance.md, sizes with no precompiled kernel; a block whose
+   * tile holds a NaN or Inf sums over the filter's own width instead:
+   * tiled.cu). kw is its width, wide_taps its kh x kw taps when widened. */
   guint kw;
   gfloat *wide_taps;
 } CudaPlan;
@@ -522,6 +523,10 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   c.kh = f->kh;
   c.ax = f->ax;
   c.ay = f->ay;
+  c.footprint_kw = f->kw;
+  /* only float frames hold NaN or Inf (docs/filters.md, non-finite input);
+   * 8-bit frames unpacked to floats do not */
+  c.check_finite = plan->geometry.in_format == GCV_FORMAT_GRAY32F;
   c.bias = f->bias;
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
@@ -649,6 +654,32 @@ column_pass (const GcvFilter * f, const GcvVariant * v)
       || v->family == GCV_FAMILY_SEPARABLE);
 }
 
+static gint
+sign (gfloat v)
+{
+  return (v > 0.0f) - (v < 0.0f);
+}
+
+/* Whether the separable paths give the NaN and infinities of a frame what
+ * K gives them (docs/filters.md): column[j] * row[i] of the sign of K's
+ * tap, zero where it is zero. A kernel rank 1 only within the tolerance
+ * may have a tiny tap where its factors give 0, which would turn an
+ * infinity under it into NaN. Only GRAY32F frames hold either. */
+static gboolean
+factors_fit_input (const GcvPlan * plan)
+{
+  const GcvFilter *f = plan->filter;
+
+  if (!f->rank1 || plan->geometry.in_format != GCV_FORMAT_GRAY32F)
+    return TRUE;
+  for (guint j = 0; j < f->kh; j++)
+    for (guint i = 0; i < f->kw; i++)
+      if (sign (f->column[j]) * sign (f->row[i])
+          != sign (f->taps[(gsize) j * f->kw + i]))
+        return FALSE;
+  return TRUE;
+}
+
 /* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
  * families report, makes the FFT set-up a choice of FFT needs, and writes
  * the description. */
@@ -658,9 +689,12 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   const GcvFilter *f = plan->filter;
   CudaEngine *e = cp->engine;
   GcvCudaConv c;
+  /* factors that do not fit the input: the kernel runs as 2D */
+  const gboolean fit = factors_fit_input (plan);
   GcvDispatchKey key = {.format = plan->geometry.in_format,.kw = f->kw,
-    .kh = f->kh,.separable = f->use_separable,.width = plan->geometry.width,
-    .height = plan->geometry.height,.separable_only = f->separable_only
+    .kh = f->kh,.separable = f->use_separable && fit,
+    .width = plan->geometry.width,.height = plan->geometry.height,
+    .separable_only = f->separable_only
   };
   GcvFamilyLimits limits;
   GcvVariant forced;
@@ -676,7 +710,10 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   c = conv_args (cp, plan, &cp->slots[0]);
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
-      plan->forced_variant ? &forced : NULL, f->rank1, choice);
+      plan->forced_variant ? &forced : NULL, f->rank1 && fit, choice);
+  if (!fit && (choice->fallback == GCV_FALLBACK_NOT_RANK1
+          || (f->separable_only && choice->fallback == GCV_FALLBACK_NONE)))
+    choice->fallback = GCV_FALLBACK_FACTOR_SIGNS;
   if (v->family == GCV_FAMILY_FFT) {
     if (!ensure_fft (cp, plan, &c, v, fft_error, sizeof (fft_error), error))
       return FALSE;

@@ -386,7 +386,8 @@ gcv_fallback_reason (GcvFallback fallback)
 {
   static const gchar *const reasons[] = { "", "kernel not rank 1",
     "register cannot run this size", "fft could not be set up",
-    "tile too large for shared memory"
+    "tile too large for shared memory", "the separable factors' zeros and "
+        "signs differ from the kernel's, which float input needs"
   };
   return fallback < G_N_ELEMENTS (reasons) ? reasons[fallback] : "?";
 }

@@ -85,6 +85,8 @@ typedef enum {
   GCV_FALLBACK_REGISTER_SIZE,   /* no register instance: tiled */
   GCV_FALLBACK_FFT_SETUP,       /* the transforms could not be made: tiled */
   GCV_FALLBACK_TILE_TOO_LARGE,  /* no tile fits shared memory: direct */
+  GCV_FALLBACK_FACTOR_SIGNS,    /* separable, GRAY32F, factors whose zeros
+                                 * and signs are not K's: 2D */
 } GcvFallback;
 
 typedef struct {

@@ -10,20 +10,13 @@ template <typename In, typename Taps>
 __global__ void
 direct_kernel (GcvCudaConv p, Taps taps)
 {
-  typedef typename AccOf<In>::T Acc;
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  Acc acc;
 
   if (x >= p.width || y >= p.height)
     return;
-  zero (acc);
-  for (int j = 0; j < p.kh; j++) {
-    const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
-    for (int i = 0; i < p.kw; i++)
-      fma_acc (acc, taps[j * p.kw + i], to_acc (ldg (row + i)));
-  }
-  store<In> (p, x, y, acc, centre_of<In> (p, x, y));
+  store<In> (p, x, y, footprint_sum<In> (p, x, y, taps),
+      centre_of<In> (p, x, y));
 }
 
 template <typename In>

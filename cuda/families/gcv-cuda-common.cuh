@@ -12,6 +12,7 @@
 #include <mutex>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 namespace gcv {
 
@@ -144,7 +145,9 @@ __device__ __forceinline__ T *row_ptr (void *base, size_t pitch, int y)
 
 __device__ __forceinline__ unsigned char to_u8 (float v)
 {
-  /* saturate, then round to nearest even; NaN becomes 0 */
+  /* saturate, then round to nearest even, as the CPU backend's to_u8():
+   * fmaxf returns its other operand when one is NaN, so NaN becomes 0
+   * before the conversion sees it; +Inf saturates to 255, -Inf to 0 */
   return (unsigned char) __float2int_rn (fminf (fmaxf (v, 0.0f), 255.0f));
 }
 
@@ -391,6 +394,35 @@ store_tile_outputs (const GcvCudaConv & p, const In * tile, int sp, int x0,
     if (x0 + xs < p.width)
       store_quad<In> (p, x0 + xs, y, acc[t], centre);
   }
+}
+
+/* Output (x, y) summed over its footprint straight from the padded frame:
+ * the filter's own width (footprint_kw) of the kw-wide taps, kh rows. The
+ * direct family, and outputs that other families would let a NaN or Inf
+ * from outside the footprint reach. ROLLED keeps the loops rolled, for a
+ * rare path in a kernel whose registers are better spent elsewhere. */
+template <typename In, bool ROLLED = false, typename Taps>
+__device__ __forceinline__ typename AccOf<In>::T
+footprint_sum (const GcvCudaConv & p, int x, int y, const Taps & taps)
+{
+  typename AccOf<In>::T acc;
+  zero (acc);
+  if constexpr (ROLLED) {
+#pragma unroll 1
+    for (int j = 0; j < p.kh; j++) {
+      const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
+#pragma unroll 1
+      for (int i = 0; i < p.footprint_kw; i++)
+        fma_acc (acc, taps[j * p.kw + i], to_acc (ldg (row + i)));
+    }
+  } else {
+    for (int j = 0; j < p.kh; j++) {
+      const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
+      for (int i = 0; i < p.footprint_kw; i++)
+        fma_acc (acc, taps[j * p.kw + i], to_acc (ldg (row + i)));
+    }
+  }
+  return acc;
 }
 
 /* The input pixel under the anchor of output (x, y). */

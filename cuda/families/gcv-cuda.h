@@ -45,6 +45,13 @@ typedef struct {
   const float *taps;            /* kh*kw in device memory (large kernels) */
   const float *host_taps;       /* the same on the host (param path) */
   cudaStream_t stream;
+  int footprint_kw;             /* the filter's own width: kw, or less where
+                                 * tiled's unrolled kernels run it widened by
+                                 * zero taps on the right */
+  int check_finite;             /* GRAY32F: samples may be NaN or infinite,
+                                 * so the kernels that read samples outside
+                                 * an output's footprint (widened tiled, FFT)
+                                 * keep those from reaching it */
 } GcvCudaConv;
 
 /* Device facts the launchers size their tiles with. */
@@ -82,9 +89,11 @@ int gcv_cuda_tiled_choose (const GcvCudaConv * c, const GcvCudaDevice * dev,
     size_t * smem);
 cudaError_t gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem);
 /* tiled.cu, per-width kernels (kernel widths in GCV_TILED_WIDTHS, any
- * height; not F32X4): 4 outputs across and ty (1, 2, 4, 8) down per thread.
- * The shared memory they need (0: no instance, or too much for the device),
- * and the launch. The padded frame's rows must have 3 pixels of slack. */
+ * height; not F32X4): 4 outputs across and ty (1, 2, 4, 8) down per thread;
+ * kw is the instance's width, footprint_kw the filter's (less where it is
+ * widened by zero taps). The shared memory they need (0: no instance, or
+ * too much for the device), and the launch. The padded frame's rows must
+ * have 3 pixels of slack. */
 #define GCV_TILED_WIDTHS(X) X(3) X(5) X(7) X(9) X(11) X(13) X(15) X(17) \
   X(21) X(25) X(27) X(31) X(43)
 size_t gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,

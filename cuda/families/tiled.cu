@@ -14,7 +14,9 @@
  * rows). Kernel rows loop at run time, so one instance serves any height.
  * Rows move through shared memory in vectors of four pixels, matched to the
  * bank width (Chen et al., DAC'17), and outputs leave as one vector of
- * four. */
+ * four. Widths with no instance run in the next one, widened by zero taps
+ * (gcv-cuda.c); for GRAY32F that instance also checks its tile for NaN and
+ * Inf, which a zero tap would pass on to outputs beside them. */
 #include "gcv-cuda-common.cuh"
 
 using namespace gcv;
@@ -131,6 +133,53 @@ struct Tiled {
 
 constexpr int TX = GCV_QUAD;    /* outputs across per thread: one vector */
 
+/* The outputs of a thread (TY x 4) of a one-channel float tile summed over
+ * the filter's own footprint: p.footprint_kw of the KW taps a row, in the
+ * order the unrolled loops take them. The block's tile holds all of it.
+ * One output at a time and not unrolled: this path is rare, and the
+ * registers it would take would cost the unrolled loops occupancy. */
+template <int KW, int TY, typename Taps>
+__device__ __forceinline__ void
+footprint_outputs (const GcvCudaConv & p, const float *tile, int sp, int x0,
+    int y0, int xs, int ys, const Taps & taps)
+{
+#pragma unroll 1
+  for (int k = 0; k < TY * TX; k++) {
+    const int t = k / TX, q = k % TX;
+    const int x = x0 + xs + q, y = y0 + ys + t;
+    if (x >= p.width || y >= p.height)
+      continue;
+    const float *s = tile + (ys + t) * sp + xs + q;
+    float acc = 0.0f;
+#pragma unroll 1
+    for (int j = 0; j < p.kh; j++, s += sp)
+#pragma unroll 1
+      for (int i = 0; i < p.footprint_kw; i++)
+        fma_acc (acc, taps[j * KW + i], s[i]);
+    store<float> (p, x, y, acc, 0.0f);
+  }
+}
+
+/* Whether the first n (1 to 4, or more) of four floats are all finite. */
+__device__ __forceinline__ bool
+finite_quad (float4 v, int n)
+{
+  return isfinite (v.x) && (n < 2 || isfinite (v.y))
+      && (n < 3 || isfinite (v.z)) && (n < 4 || isfinite (v.w));
+}
+
+/* Whether this thread's share of the first `rows` x `cols` of a float
+ * tile (rows `sp` apart, a multiple of 4) holds a NaN or Inf. */
+__device__ __forceinline__ bool
+tile_nonfinite (const float *tile, int sp, int rows, int cols)
+{
+  bool bad = false;
+  for (int r = threadIdx.y; r < rows; r += BY)
+    for (int c = GCV_QUAD * threadIdx.x; c < cols; c += GCV_QUAD * BX)
+      bad |= !finite_quad (*(const float4 *) (tile + r * sp + c), cols - c);
+  return bad;
+}
+
 /* Width fixed at compile time, so each input row's window of TX + KW - 1
  * pixels lives in registers; kernel rows loop at run time, so one instance
  * serves every height. One channel takes a kernel row's taps into
@@ -141,7 +190,7 @@ constexpr int TX = GCV_QUAD;    /* outputs across per thread: one vector */
  * constant bank one by one: 7-14% faster from 7x7 to 21x21 on the H200
  * (performance.md). Not at 8 rows: there it spilled and was slower below
  * 15x15. */
-template <typename In, int KW, int TY, typename Taps>
+template <typename In, int KW, int TY, typename Taps, bool GUARD>
 __global__ void __launch_bounds__ (BX * BY)
 tiled_width_kernel (GcvCudaConv p, Taps taps)
 {
@@ -150,14 +199,30 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
   constexpr int SP = (TW + KW - 1 + 3) / 4 * 4;
   constexpr int NV = (TX + KW - 1 + 3) / 4;     /* vectors per window */
   extern __shared__ __align__ (16) unsigned char smem_raw[];
-  In *tile = (In *) smem_raw;
+  /* GUARD: the block's NaN flag, then the tile (width_smem()) */
+  int *const block_nonfinite = (int *) smem_raw;
+  In *tile = (In *) (smem_raw + (GUARD ? 16 : 0));
   const int kh = p.kh, sh = TH + kh - 1;
   const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
   const int pw = p.width + KW - 1, ph = p.height + kh - 1;
 
+  /* GUARD: GRAY32F run widened by zero taps, where a NaN or Inf under a
+   * zero tap would reach outputs whose footprint does not hold it (0 * NaN
+   * is NaN). A block whose tile holds one sums over the filter's own width
+   * instead (the flag is the block's, so the branch is uniform). The flag
+   * waits in shared memory: held in a register through the unrolled loops,
+   * it cost some of them registers. */
+  static_assert (!GUARD || std::is_same<In, float>::value, "floats only");
+  if (GUARD && threadIdx.x == 0 && threadIdx.y == 0)
+    *block_nonfinite = 0;
   load_tile_quads (tile, SP, sh, p, x0, y0, pw, ph,
       threadIdx.y * BX + threadIdx.x, BX * BY);
   __syncthreads ();
+  if constexpr (GUARD) {
+    if (tile_nonfinite (tile, SP, min (sh, ph - y0), min (SP, pw - x0)))
+      atomicOr (block_nonfinite, 1);
+    __syncthreads ();
+  }
 
   const int xs = threadIdx.x * TX, ys = threadIdx.y * TY;
   Acc acc[TY][TX];
@@ -204,29 +269,58 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
     }
   }
 
+  /* after the unrolled loops, where their registers are free: placed
+   * before them, this path cost the loops registers */
+  if constexpr (GUARD) {
+    if (*(volatile int *) block_nonfinite) {
+      footprint_outputs<KW, TY> (p, tile, SP, x0, y0, xs, ys, taps);
+      return;
+    }
+  }
   store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc);
 }
 
+/* The tile, after the block's NaN flag with `guard` (16 bytes, so that the
+ * tile stays aligned for the vectors). */
 template <typename In, int KW>
 size_t
-width_smem (int kh, int ty)
+width_smem (int kh, int ty, bool guard)
 {
   constexpr int SP = (BX * TX + KW - 1 + 3) / 4 * 4;
-  return sizeof (In) * SP * (size_t) (BY * ty + kh - 1);
+  return sizeof (In) * SP * (size_t) (BY * ty + kh - 1) + (guard ? 16 : 0);
 }
 
-template <typename In, int KW, int TY, typename Taps>
+template <typename In, int KW, int TY, typename Taps, bool GUARD>
 cudaError_t
-width_go (const GcvCudaConv & c, Taps taps)
+width_launch (const GcvCudaConv & c, Taps taps)
 {
-  auto kernel = tiled_width_kernel<In, KW, TY, Taps>;
-  size_t smem = width_smem<In, KW> (c.kh, TY);
+  auto kernel = tiled_width_kernel<In, KW, TY, Taps, GUARD>;
+  size_t smem = width_smem<In, KW> (c.kh, TY, GUARD);
   cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
   kernel<<<dim3 (div_up (c.width, BX * TX), div_up (c.height, BY * TY)),
       dim3 (BX, BY), smem, c.stream>>> (c, taps);
   return cudaGetLastError ();
+}
+
+/* Whether `c` runs the guarded instance: GRAY32F widened by zero taps. */
+bool
+width_guard (const GcvCudaConv & c)
+{
+  return c.in == GCV_PIX_F32 && c.check_finite && c.footprint_kw < c.kw;
+}
+
+/* The guarded instance only where it is needed; the others are the
+ * unrolled loops alone. */
+template <typename In, int KW, int TY, typename Taps>
+cudaError_t
+width_go (const GcvCudaConv & c, Taps taps)
+{
+  if constexpr (std::is_same<In, float>::value)
+    if (width_guard (c))
+      return width_launch<In, KW, TY, Taps, true> (c, taps);
+  return width_launch<In, KW, TY, Taps, false> (c, taps);
 }
 
 template <typename In, int KW>
@@ -250,10 +344,10 @@ width_pick (const GcvCudaConv & c, int ty)
 
 template <typename In>
 struct TiledWidth {
-  static size_t smem (int kw, int kh, int ty)
+  static size_t smem (int kw, int kh, int ty, bool guard)
   {
     switch (kw) {
-#define WIDTH_SMEM(K) case K: return width_smem<In, K> (kh, ty);
+#define WIDTH_SMEM(K) case K: return width_smem<In, K> (kh, ty, guard);
         GCV_TILED_WIDTHS (WIDTH_SMEM)
 #undef WIDTH_SMEM
       default:
@@ -300,9 +394,10 @@ gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem)
   return GCV_DISPATCH_PIXEL (Tiled, *c, *c, ty, smem);
 }
 
-/* Shared memory the per-width kernel needs for this size and ty, 0 when it
- * has no instance, the element is F32X4, or the device cannot give it;
- * large kernels run with ty=2 and taps from device memory. */
+/* Shared memory the per-width kernel needs for this size and ty (GRAY32F
+ * run widened: the guarded instance's), 0 when it has no instance, the
+ * element is F32X4, or the device cannot give it; large kernels run with
+ * ty=2 and taps from device memory. */
 extern "C" size_t
 gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev)
@@ -312,14 +407,14 @@ gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
     ty = 2;
   switch (c->in) {
     case GCV_PIX_U8:
-      bytes = TiledWidth<unsigned char>::smem (c->kw, c->kh, ty);
+      bytes = TiledWidth<unsigned char>::smem (c->kw, c->kh, ty, false);
       break;
     case GCV_PIX_F32:
-      bytes = TiledWidth<float>::smem (c->kw, c->kh, ty);
+      bytes = TiledWidth<float>::smem (c->kw, c->kh, ty, width_guard (*c));
       break;
     case GCV_PIX_U8X4:
       bytes = c->out == GCV_OUT_U8X4 ? TiledWidth<uchar4>::smem (c->kw, c->kh,
-          ty) : TiledWidth<rgbx8>::smem (c->kw, c->kh, ty);
+          ty, false) : TiledWidth<rgbx8>::smem (c->kw, c->kh, ty, false);
       break;
     default:
       return 0;
