@@ -13,7 +13,13 @@
  * valid outputs. Small power-of-two transforms stay in shared memory and
  * cost a smaller log factor than one frame-sized transform. (Batches of
  * tiles small enough for the L2 cache to hold what passes between the
- * steps were slower: docs/performance.md.) */
+ * steps were slower: docs/performance.md.)
+ *
+ * A NaN or Inf anywhere in a plane spreads over all of that plane's
+ * outputs, not only those whose footprint holds it. For GRAY32F the pack
+ * marks the tiles (or the frame) whose window holds one, and the unpack
+ * sums those tiles' outputs over their footprints instead, as the direct
+ * family does; the rest of the frame keeps the transform's outputs. */
 #include "gcv-cuda-common.cuh"
 
 #include <cufft.h>
@@ -23,6 +29,7 @@ using namespace gcv;
 
 struct _GcvCudaFft {
   int nx, ny, channels, n_slots;
+  int kw, kh;
   int vx, vy;                   /* valid outputs of a plane, across and down */
   int tiles_x, tiles_y;         /* planes per channel: 1 x 1 for the frame */
   cudaStream_t *streams;        /* per slot; buffers are stream-ordered */
@@ -32,6 +39,13 @@ struct _GcvCudaFft {
   cufftComplex **spec;          /* per slot: tiles x channels x ny x
                                  * (nx/2+1) */
   cufftComplex *filter;         /* ny x (nx/2+1): conj(FFT(K)) / (nx ny) */
+  /* Per slot, a word per tile (GRAY32F): the number of the last frame
+   * whose window of that tile held a NaN or Inf. Numbering the slot's
+   * frames spares a reset per frame; a number met again after 2^32 frames
+   * only makes a tile's outputs be summed directly, which is never
+   * wrong. */
+  unsigned **marks;
+  unsigned *frame;              /* per slot: the number of its last frame */
 };
 
 namespace {
@@ -115,10 +129,12 @@ struct Tiling {
 
 /* padded frame -> zero-extended real planes, four points across a thread
  * (one vector store where the planes' rows allow); blockIdx.z strides over
- * the tiles */
+ * the tiles. With `marks` (GRAY32F), a tile whose window holds a NaN or
+ * Inf gets this frame's number. */
 template <typename In>
 __global__ void
-pack_kernel (GcvCudaConv p, float *real, Tiling t, int channels)
+pack_kernel (GcvCudaConv p, float *real, Tiling t, int channels,
+    unsigned *marks, unsigned frame)
 {
   const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -133,6 +149,11 @@ pack_kernel (GcvCudaConv p, float *real, Tiling t, int channels)
 #pragma unroll
     for (int q = 0; q < 4; q++)
       v[q] = py < ph && px + q < pw ? ldg (row + px + q) : In ();
+    /* points outside the padded frame are 0: only its samples count */
+    if constexpr (std::is_same<In, float>::value)
+      if (marks && !(isfinite (v[0]) && isfinite (v[1]) && isfinite (v[2])
+              && isfinite (v[3])))
+        atomicExch (marks + b, frame);
     for (int c = 0; c < channels; c++) {
       float *dst = real + (((size_t) b * channels + c) * t.ny + y) * t.nx + x;
       if ((t.nx & 3) == 0) {
@@ -185,10 +206,13 @@ conjugate_kernel (cufftComplex * s, size_t n, float scale)
 }
 
 /* the tiles' valid windows to the output, four points across a thread;
- * blockIdx.z strides over the tiles */
+ * blockIdx.z strides over the tiles. A tile that `marks` gives this
+ * frame's number (a NaN or Inf in its window) has its outputs summed
+ * over their footprints instead, with `taps`. */
 template <typename In>
 __global__ void
-unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels)
+unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels,
+    const unsigned *marks, unsigned frame, GlobalTaps taps)
 {
   typedef typename AccOf<In>::T Acc;
   const int lx = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
@@ -200,6 +224,19 @@ unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels)
     const int y = (b / t.tiles_x) * t.vy + ly;
     if (x >= p.width || y >= p.height)
       continue;
+    if constexpr (std::is_same<In, float>::value) {
+      if (marks && marks[b] == frame) {         /* uniform in the block */
+        /* rolled: rare, and unrolled it cost the copy below registers */
+#pragma unroll 1
+        for (int q = 0; q < 4; q++) {
+          if (lx + q >= t.vx || x + q >= p.width)
+            break;
+          store<In> (p, x + q, y, footprint_sum<In, true> (p, x + q, y,
+                  taps), In ());
+        }
+        continue;
+      }
+    }
     float v[4][4] = { };        /* [channel][point] */
     for (int c = 0; c < channels; c++) {
       const float *src = real + (((size_t) b * channels + c) * t.ny + ly)
@@ -241,14 +278,17 @@ struct FftPass {
     const Tiling t = { f->nx, f->ny, f->vx, f->vy, f->tiles_x,
       f->tiles_x * f->tiles_y
     };
+    /* only GRAY32F frames are checked: 8-bit ones hold no NaN or Inf */
+    unsigned *marks = c.check_finite && std::is_same<In, float>::value ?
+        f->marks[slot] : NULL;
     if (pack)
       pack_kernel<In> <<<dim3 (div_up (t.nx, 128), div_up (t.ny, 8),
           grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
-          f->channels);
+          f->channels, marks, f->frame[slot]);
     else
       unpack_kernel<In> <<<dim3 (div_up (t.vx, 128), div_up (t.vy, 8),
           grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
-          f->channels);
+          f->channels, marks, f->frame[slot], global_taps (f->taps));
     return cudaGetLastError ();
   }
 };
@@ -269,6 +309,8 @@ gcv_cuda_fft_free (GcvCudaFft * f)
       cudaFreeAsync (f->real[s], f->streams[s]);
     if (f->spec[s])
       cudaFreeAsync (f->spec[s], f->streams[s]);
+    if (f->marks[s])
+      cudaFreeAsync (f->marks[s], f->streams[s]);
   }
   if (f->filter)
     cudaFreeAsync (f->filter, f->streams[0]);
@@ -279,6 +321,8 @@ gcv_cuda_fft_free (GcvCudaFft * f)
   delete[] f->c2r;
   delete[] f->real;
   delete[] f->spec;
+  delete[] f->marks;
+  delete[] f->frame;
   delete f;
 }
 
@@ -291,6 +335,7 @@ fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
   size_t real = (size_t) planes * f->ny * f->nx * sizeof (float);
   size_t spec = (size_t) planes * f->ny * (f->nx / 2 + 1)
       * sizeof (cufftComplex);
+  size_t marks = (size_t) f->tiles_x * f->tiles_y * sizeof (unsigned);
 
   CUDA_TRY (cudaMallocAsync ((void **) &f->filter, (size_t) f->ny
           * (f->nx / 2 + 1) * sizeof (cufftComplex), streams[0]));
@@ -299,6 +344,9 @@ fft_setup (GcvCudaFft * f, int kw, int kh, char *err, size_t err_len)
   for (int s = 0; s < f->n_slots; s++) {
     CUDA_TRY (cudaMallocAsync ((void **) &f->real[s], real, streams[s]));
     CUDA_TRY (cudaMallocAsync ((void **) &f->spec[s], spec, streams[s]));
+    /* no frame is numbered 0 */
+    CUDA_TRY (cudaMallocAsync ((void **) &f->marks[s], marks, streams[s]));
+    CUDA_TRY (cudaMemsetAsync (f->marks[s], 0, marks, streams[s]));
     FFT_TRY (cufftPlanMany (&f->r2c[s], 2, n, NULL, 1, 0, NULL, 1, 0,
             CUFFT_R2C, planes));
     FFT_TRY (cufftPlanMany (&f->c2r[s], 2, n, NULL, 1, 0, NULL, 1, 0,
@@ -341,6 +389,8 @@ gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
   }
   GcvCudaFft *f = new GcvCudaFft ();
   f->channels = channels;
+  f->kw = kw;
+  f->kh = kh;
   fft_tiling (f, width, height, kw, kh, max_prime, tile);
   f->n_slots = n_slots;
   f->streams = new cudaStream_t[n_slots];
@@ -350,6 +400,8 @@ gcv_cuda_fft_new (int width, int height, int kw, int kh, int channels,
   f->c2r = new cufftHandle[n_slots] ();
   f->real = new float *[n_slots] ();
   f->spec = new cufftComplex *[n_slots] ();
+  f->marks = new unsigned *[n_slots] ();
+  f->frame = new unsigned[n_slots] ();
   if (!fft_setup (f, kw, kh, err, err_len)) {
     gcv_cuda_fft_free (f);
     return NULL;
@@ -407,6 +459,14 @@ gcv_cuda_fft_run (GcvCudaFft * f, int slot, const GcvCudaConv * c, char *err,
   size_t n = (size_t) f->ny * (f->nx / 2 + 1);
   const int planes = f->tiles_x * f->tiles_y * f->channels;
 
+  /* the marked tiles' outputs are summed with the set-up's taps */
+  if (c->kw != f->kw || c->kh != f->kh) {
+    snprintf (err, err_len, "fft set up for a %dx%d kernel, run with %dx%d",
+        f->kw, f->kh, c->kw, c->kh);
+    return 0;
+  }
+  if (++f->frame[slot] == 0)
+    f->frame[slot] = 1;
   CUDA_TRY (GCV_DISPATCH_PIXEL (FftPass, *c, *c, f, slot, true));
   FFT_TRY (cufftExecR2C (f->r2c[slot], f->real[slot], f->spec[slot]));
   multiply_kernel<<<dim3 (div_up ((unsigned) n, 256), grid_limit (planes)),
