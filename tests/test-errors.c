@@ -1375,31 +1375,39 @@ GST_START_TEST (test_upstream_pool_out_of_memory)
 
 GST_END_TEST;
 
-/* videotestsrc ! gpuconvolve ! fakesink with 256 MiB frames under the
- * limit: the pipeline ends with gpuconvolve's error first, and goes to
- * NULL, with no abort on the way (upstream fills the pool gpuconvolve
- * offers, not one of its own). */
+/* appsrc ! gpuconvolve ! fakesink with 256 MiB frames under the limit: the
+ * pipeline ends with gpuconvolve's error first, and goes to NULL, with no
+ * abort on the way. The frames are made before the limit: a source that
+ * allocates its own (videotestsrc falls back to GStreamer's pool, whose
+ * g_malloc aborts) would race gpuconvolve's error with its own abort. */
 GST_START_TEST (test_pipeline_out_of_memory)
 {
   gchar *props = gcvt_launch_props ();
-  gchar *line = g_strdup_printf ("videotestsrc num-buffers=2 ! "
-      "video/x-raw,format=GRAY8,width=%u,height=%u ! gpuconvolve name=f %s "
-      "filter=box size=3 ! fakesink", BIG_SIDE, BIG_SIDE, props);
-  GstElement *pipeline = gst_parse_launch (line, NULL), *f;
+  gchar *line = g_strdup_printf ("appsrc name=src format=time "
+      "caps=video/x-raw,format=GRAY8,width=%u,height=%u,framerate=30/1 ! "
+      "gpuconvolve name=f %s filter=box size=3 ! fakesink", BIG_SIDE,
+      BIG_SIDE, props);
+  GstElement *pipeline = gst_parse_launch (line, NULL), *f, *src;
+  GstBuffer *frames[2] = { big_frame (), big_frame () };
   GstMessage *msg;
   struct rlimit saved;
 
   fail_unless (pipeline != NULL, "%s", line);
   f = gst_bin_get_by_name (GST_BIN (pipeline), "f");
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   gst_element_set_state (pipeline, GST_STATE_READY);
   if (!gcvt_limit_memory (BIG_HEADROOM, &saved)) {
     g_print ("pipeline_out_of_memory: an address-space limit does not work "
         "here, skipped\n");
   } else {
     GstBus *bus = gst_element_get_bus (pipeline);
+    GstFlowReturn flow;
     GError *err = NULL;
 
     gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    for (guint i = 0; i < G_N_ELEMENTS (frames); i++)
+      g_signal_emit_by_name (src, "push-buffer", frames[i], &flow);
+    g_signal_emit_by_name (src, "end-of-stream", &flow);
     msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
         GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
     fail_unless (msg != NULL, "the pipeline did not end in 60 s");
@@ -1422,6 +1430,9 @@ GST_START_TEST (test_pipeline_out_of_memory)
     gst_object_unref (bus);
   }
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (frames); i++)
+    gst_buffer_unref (frames[i]);
+  gst_object_unref (src);
   gst_object_unref (f);
   gst_object_unref (pipeline);
   g_free (line);
