@@ -786,6 +786,173 @@ GST_START_TEST (test_builtin_filters)
 
 GST_END_TEST;
 
+/* Gradient magnitudes: filter=sobel (sizes 3, 5, 7 and 11) and
+ * filter=scharr against sqrt (gx^2 + gy^2) of the reference's derivative
+ * kernels (RefParams.kernel_y), scale (also negative, around a bias) on the
+ * magnitude, GRAY8, GRAY32F (also from GRAY8) and RGBA. With
+ * algorithm=separable the start is refused (test_magnitude_not_separable).
+ * loop index: the filter and size */
+GST_START_TEST (test_magnitude_filters)
+{
+  static const struct
+  {
+    const gchar *nick, *x, *y;
+    guint size;
+  } filters[] = {
+    {"sobel", "sobel-x", "sobel-y", 3},
+    {"sobel", "sobel-x", "sobel-y", 5},
+    {"sobel", "sobel-x", "sobel-y", 7},
+    {"sobel", "sobel-x", "sobel-y", 11},
+    {"scharr", "scharr-x", "scharr-y", 3},
+  };
+  static const struct
+  {
+    RefFormat in, out;
+  } formats[] = {
+    {REF_GRAY8, REF_GRAY8}, {REF_GRAY32F, REF_GRAY32F}, {REF_RGBA, REF_RGBA},
+    {REF_GRAY8, REF_GRAY32F},
+  };
+  const guint fi = __i__;
+  gchar *name = g_strdup_printf ("magnitude_filters %s size %u",
+      filters[fi].nick, filters[fi].size);
+  GRand *r = ref_rand_new (name);
+  RefKernel *kx = ref_builtin (filters[fi].x, filters[fi].size, 1.0);
+  RefKernel *ky = ref_builtin (filters[fi].y, filters[fi].size, 1.0);
+
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (guint negative = 0; negative < 2; negative++) {
+      const RefFormatInfo *info = ref_format_info (formats[f].in);
+      const guint w = g_rand_int_range (r, 1, 90), h = g_rand_int_range (r, 1,
+          50);
+      RefImage *img = gcvt_random_image (r, formats[f].in, w, h, -1.0, 1.0);
+      GstElement *e = gcvt_element_new ();
+      gchar *what;
+      RefParams p;
+
+      ref_params_init (&p, kx);
+      p.kernel_y = ky;
+      /* the magnitude is at most sqrt 2 * sum|K| * max|in| */
+      p.scale = g_rand_double_range (r, 0.4, 0.7) / ref_kernel_sum_abs (kx);
+      p.bias = g_rand_double_range (r, 0.0, 0.1) * (info->is_float ? 1 : 255);
+      if (negative) {
+        p.scale = -p.scale;
+        p.bias = info->is_float ? 1.0 : 255.0;
+      }
+      p.border = (RefBorder) g_rand_int_range (r, 0, REF_N_BORDERS);
+      p.border_value = info->is_float ? 0.5 : 200.0;
+      p.filter_alpha = info->channels == 4 && g_rand_boolean (r);
+      what = g_strdup_printf ("filter=%s size=%u scale=%g bias=%g",
+          filters[fi].nick, filters[fi].size, p.scale, p.bias);
+      gcvt_set_params (e, &p);
+      gst_util_set_object_arg (G_OBJECT (e), "filter", filters[fi].nick);
+      g_object_set (e, "size", filters[fi].size, NULL);
+      if (!gcvt_refused_as_not_separable (e, FALSE))
+        gcvt_run_and_check (e, formats[f].in, formats[f].out, img, &p, 0, 0,
+            what);
+      gcvt_element_unref (e);
+      ref_image_free (img);
+      g_free (what);
+    }
+  ref_kernel_free (kx);
+  ref_kernel_free (ky);
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* The rule for NaN and infinities (docs/filters.md) holds for magnitudes:
+ * through filter=sobel size=3, a NaN makes the nine outputs over it NaN;
+ * an infinity gives +Inf where both derivatives have a non-zero tap on it
+ * (the footprint's corners) and NaN where one has a zero tap (0 * Inf),
+ * the centre included; the other outputs are finite, within the bound. */
+GST_START_TEST (test_magnitude_nonfinite)
+{
+  const guint w = 16, h = 12;
+  GRand *r = ref_rand_new ("magnitude_nonfinite");
+  RefKernel *kx = ref_builtin ("sobel-x", 3, 1.0);
+  RefKernel *ky = ref_builtin ("sobel-y", 3, 1.0);
+  RefImage *img = gcvt_random_image (r, REF_GRAY32F, w, h, -1.0, 1.0);
+  RefImage *finite = ref_image_copy (img), *ref;
+  GstElement *e = gcvt_element_new ();
+  guint n_nan = 0, n_inf = 0;
+  GstHarness *hn;
+  GstBuffer *out;
+  GstMapInfo map;
+  RefParams p;
+  gdouble tol;
+
+  ref_pixel (img, 3, 3)[0] = NAN;
+  ref_pixel (img, 10, 7)[0] = INFINITY;
+  ref_pixel (finite, 3, 3)[0] = ref_pixel (finite, 10, 7)[0] = 0.0;
+  ref_params_init (&p, kx);
+  p.kernel_y = ky;
+  p.scale = 0.25;
+  ref = ref_filter (img, &p);
+  /* the bound of the finite outputs, whose footprints hold neither */
+  tol = ref_float_tolerance (&p, finite, 1.0);
+  gcvt_set_params (e, &p);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "sobel");
+  g_object_set (e, "size", 3, NULL);
+  if (!gcvt_refused_as_not_separable (e, FALSE)) {
+    hn = gcvt_harness_new (e);
+    gcvt_set_caps (hn, REF_GRAY32F, REF_GRAY32F, w, h);
+    out = gcvt_process (hn, gcvt_buffer_new (img, REF_GRAY32F, 0, 0, FALSE));
+    fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+    for (guint y = 0; y < h; y++)
+      for (guint x = 0; x < w; x++) {
+        const gdouble want = ref_pixel (ref, x, y)[0];
+        gfloat got;
+        memcpy (&got, map.data + ref_default_stride (REF_GRAY32F, w) * y
+            + 4 * x, 4);
+        n_nan += isnan (want);
+        n_inf += isinf (want);
+        fail_unless (isnan (want) ? isnan (got) : isinf (want) ? got == want
+            : fabs (got - want) <= tol, "(%u,%u): got %g, expected %g", x, y,
+            got, want);
+      }
+    gst_buffer_unmap (out, &map);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hn);
+    /* the reference says what the comment does */
+    fail_unless_equals_int (n_nan, 9 + 5);
+    fail_unless_equals_int (n_inf, 4);
+  }
+  gcvt_element_unref (e);
+  ref_image_free (ref);
+  ref_image_free (finite);
+  ref_image_free (img);
+  ref_kernel_free (kx);
+  ref_kernel_free (ky);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* A magnitude is not rank 1: separable=always and algorithm=separable
+ * refuse it at start, naming the property (LIBRARY/SETTINGS). */
+GST_START_TEST (test_magnitude_not_separable)
+{
+  static const gchar *const nicks[] = { "sobel", "scharr" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (nicks); i++)
+    for (guint always = 0; always < 2; always++) {
+      GstElement *e = gcvt_element_new ();
+      gst_util_set_object_arg (G_OBJECT (e), "filter", nicks[i]);
+      if (always) {
+        gst_util_set_object_arg (G_OBJECT (e), "algorithm", "auto");
+        gst_util_set_object_arg (G_OBJECT (e), "separable", "always");
+      } else {
+        gst_util_set_object_arg (G_OBJECT (e), "algorithm", "separable");
+      }
+      gcvt_expect_start_error (e, GST_LIBRARY_ERROR,
+          GST_LIBRARY_ERROR_SETTINGS, always ? "separable" : "algorithm");
+      gcvt_element_unref (e);
+    }
+}
+
+GST_END_TEST;
+
 /* An image a derivative has something to say about: vertical step edges
  * every few columns, between random dark and bright levels, a slow vertical ramp and a little
  * noise; 0..255 integers, or the same / 255 for GRAY32F. One sample is 255
@@ -1084,6 +1251,9 @@ compute_suite (void)
   tcase_add_test (tc, test_separable_pair);
   tcase_add_test (tc, test_active_algorithm);
   tcase_add_loop_test (tc, test_builtin_filters, 0, G_N_ELEMENTS (builtins));
+  tcase_add_loop_test (tc, test_magnitude_filters, 0, 5);
+  tcase_add_test (tc, test_magnitude_nonfinite);
+  tcase_add_test (tc, test_magnitude_not_separable);
   tcase_add_loop_test (tc, test_large_derivatives, 0, 2);
   tcase_add_loop_test (tc, test_large_derivatives_float_bias, 0, 2);
   tcase_add_test (tc, test_presets);

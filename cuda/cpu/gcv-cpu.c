@@ -20,29 +20,20 @@
  * from its own footprint, through every tap of it (docs/filters.md): no
  * output multiplies a sample outside its footprint, rows that hold one
  * are filtered through the zero taps too, and the separable path runs
- * only where its factors keep the kernel's zeros and signs. */
+ * only where its factors keep the kernel's zeros and signs.
+ *
+ * Gradient magnitudes (two kernels, taps and taps_y) run on the direct
+ * path, both sums in one sweep (gcv-cpu-magnitude.c). */
 #include "gcv-private.h"
 #include "gcv-border.h"
 #include "gcv-cpu-pool.h"
+#include "gcv-cpu-magnitude.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
-/* Hot loops get an AVX2+FMA clone (x86-64-v3, chosen by instruction set:
- * "arch=haswell" is chosen by CPU model and missed virtual CPUs) picked at
- * load time; other CPUs run the baseline build. GCC's -O2 vectorises only
- * loops with no remainder, and with trapping math it will not turn the
- * clamps of 8-bit output into selects, so this file is built at -O3 without
- * it (nothing here reads floating-point exception flags). In ISO C mode GCC
- * does not fuse a * b + c, so the clone would have no FMA without
- * fp-contract=fast; fused or not, the result is within the same bounds. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize ("O3", "no-trapping-math", "fp-contract=fast")
-#define GCV_SIMD_CLONES __attribute__((target_clones ("arch=x86-64-v3", "default")))
-#else
-#define GCV_SIMD_CLONES
-#endif
+#include "gcv-cpu-simd.h"
 
 /* Bytes of kept rows a strip may have; below the 32 KiB L1 data cache of
  * current x86 cores, leaving room for the output row and the input that
@@ -91,11 +82,13 @@ typedef struct {
  * read by both. weights0[t] is K[row][i] for row y (t < n_taps - n_last),
  * weights1[t] is K[row - 1][i] for row y + 1 (t >= n_first). No output
  * multiplies a sample outside its own footprint: a NaN or an infinity
- * there would reach it through a zero weight. */
+ * there would reach it through a zero weight. A gradient magnitude has
+ * the same of its y derivative in weights0_y and weights1_y (else NULL). */
 typedef struct {
   guint n_taps, n_first, n_last;
   Tap *taps;
   gfloat *weights0, *weights1;
+  gfloat *weights0_y, *weights1_y;
 } TapSet;
 
 /* What a filter and a geometry come to; replaced as a whole, so a filter
@@ -111,6 +104,7 @@ typedef struct {
   gfloat border_value;          /* input units */
   guint16 border_fixed;         /* the same in 8.8 fixed point */
   gfloat bias;                  /* output units */
+  gfloat magnitude_sign;        /* a gradient magnitude (direct path) */
   /* float taps in output units (the format conversion's 255 or 1/255
    * folded in) */
   gfloat *row, *column;         /* separable */
@@ -165,15 +159,6 @@ typedef struct {
 } Job;
 
 /* --- row loops ------------------------------------------------------------ */
-
-/* Eight floats, an AVX register (GCC splits it in two on the baseline),
- * and the same at any float alignment for loads and stores. */
-typedef gfloat vf8 __attribute__((vector_size (32)));
-typedef gfloat vf8u __attribute__((vector_size (32), aligned (4), may_alias));
-
-#define LANES 8
-#define LOAD(p) (*(const vf8u *) (p))
-#define STORE(p, v) (*(vf8u *) (p) = (v))
 
 /* out[x] = bias + sum_t w[t] * src[t][x] for x < n: every tap of one output
  * value in registers, stored once. Eight vectors at a time, as many
@@ -774,8 +759,13 @@ run_band (gpointer data, guint task, guint worker)
         fill_window (sc, slot + 1, kh + 1, ring);
         point_taps (sc, ts, ts->n_taps);
         out = output_row (job, sc, y - 1, x0, 0);
-        fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1, ts->n_first,
-            ts->n_taps, ts->n_last, s->bias, ns);
+        if (ts->weights0_y)
+          gcv_cpu_fir2_magnitude (out, out1, sc->ptr, ts->weights0,
+              ts->weights1, ts->weights0_y, ts->weights1_y, ts->n_first,
+              ts->n_taps, ts->n_last, s->bias, s->magnitude_sign, ns);
+        else
+          fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1, ts->n_first,
+              ts->n_taps, ts->n_last, s->bias, ns);
         store_row (job, y - 1, x0, n, out);
         store_row (job, y, x0, n, out1);
       } else if (y + 1 == y1) {
@@ -785,8 +775,12 @@ run_band (gpointer data, guint task, guint worker)
         fill_window (sc, slot + 2, kh, ring);
         point_taps (sc, ts, ts->n_taps - ts->n_last);
         out = output_row (job, sc, y, x0, 0);
-        fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last, s->bias,
-            ns);
+        if (ts->weights0_y)
+          gcv_cpu_fir_magnitude (out, sc->ptr, ts->weights0, ts->weights0_y,
+              ts->n_taps - ts->n_last, s->bias, s->magnitude_sign, ns);
+        else
+          fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last, s->bias,
+              ns);
         store_row (job, y, x0, n, out);
       }
     }
@@ -938,7 +932,9 @@ choose_strips (Setup * s, guint w)
         ? samples - (gsize) (s->kw - 1) * s->channels : STRIP_MIN_SAMPLES;
   samples = CLAMP (samples, STRIP_MIN_SAMPLES, STRIP_MAX_SAMPLES);
   if (!s->separable) {
-    gsize pair = 2 * MAX (1, MAX (s->sparse.n_taps, s->full.n_taps));
+    /* a magnitude's taps each take two multiply-adds */
+    gsize pair = (s->sparse.weights0_y ? 4 : 2) * MAX (1,
+        MAX (s->sparse.n_taps, s->full.n_taps));
     samples = MIN (samples, MAX (quantum * s->channels, PAIR_MAX_FMAS / pair));
   }
   strip = MAX (1, samples / s->channels / quantum * quantum);
@@ -958,11 +954,23 @@ choose_bands (Setup * s, guint h, guint workers)
   s->n_tasks = (h + s->band - 1) / s->band;
 }
 
-/* K[row][i], 0 outside the kernel's rows. */
+/* K[row][i] of `taps` (NULL: none), 0 outside the kernel's rows. */
 static gfloat
-direct_weight (const GcvFilter * f, guint row, guint i)
+direct_weight (const GcvFilter * f, const gfloat * taps, guint row, guint i)
 {
-  return row < f->kh ? f->taps[(gsize) row * f->kw + i] : 0.0f;
+  return taps && row < f->kh ? taps[(gsize) row * f->kw + i] : 0.0f;
+}
+
+/* Whether tap i of row r of the kh + 1 rows weighs something for one of
+ * the two output rows, in either kernel of a magnitude. */
+static gboolean
+direct_weighs (const GcvFilter * f, guint r, guint i)
+{
+  /* row 0 weighs nothing for row y + 1, row kh nothing for row y */
+  return direct_weight (f, f->taps, r, i) != 0.0f
+      || direct_weight (f, f->taps, r - 1, i) != 0.0f
+      || direct_weight (f, f->taps_y, r, i) != 0.0f
+      || direct_weight (f, f->taps_y, r - 1, i) != 0.0f;
 }
 
 /* The direct path's taps (TapSet) of `f`: every tap of each row's
@@ -973,13 +981,12 @@ static gboolean
 tap_set_init (TapSet * ts, const GcvFilter * f, guint channels,
     gfloat out_scale, gboolean all, GError ** error)
 {
+  const guint n_sets = f->taps_y ? 4 : 2;
   guint t = 0;
 
   for (guint r = 0; r <= f->kh; r++)
     for (guint i = 0; i < f->kw; i++) {
-      /* row 0 weighs nothing for row y + 1, row kh nothing for row y */
-      gfloat v0 = direct_weight (f, r, i), v1 = direct_weight (f, r - 1, i);
-      if (!all && v0 == 0.0f && v1 == 0.0f)
+      if (!all && !direct_weighs (f, r, i))
         continue;
       ts->n_taps++;
       ts->n_first += r == 0;
@@ -987,21 +994,29 @@ tap_set_init (TapSet * ts, const GcvFilter * f, guint channels,
     }
   ts->taps = try_alloc (ts->n_taps * sizeof (Tap), error, "the %u taps of "
       "a %ux%u kernel", ts->n_taps, f->kw, f->kh);
-  ts->weights0 = ts->taps ? try_alloc (2 * ts->n_taps * sizeof (gfloat),
-      error, "the %u taps of a %ux%u kernel", ts->n_taps, f->kw, f->kh) :
-      NULL;
+  ts->weights0 = ts->taps ? try_alloc (n_sets * ts->n_taps * sizeof
+      (gfloat), error, "the %u taps of a %ux%u kernel", ts->n_taps, f->kw,
+      f->kh) : NULL;
   if (!ts->weights0)
     return FALSE;
   ts->weights1 = ts->weights0 + ts->n_taps;
+  if (f->taps_y) {
+    ts->weights0_y = ts->weights1 + ts->n_taps;
+    ts->weights1_y = ts->weights0_y + ts->n_taps;
+  }
   for (guint r = 0; r <= f->kh; r++)
     for (guint i = 0; i < f->kw; i++) {
-      gfloat v0 = direct_weight (f, r, i), v1 = direct_weight (f, r - 1, i);
-      if (!all && v0 == 0.0f && v1 == 0.0f)
+      if (!all && !direct_weighs (f, r, i))
         continue;
       ts->taps[t].row = r;
       ts->taps[t].offset = i * channels;
-      ts->weights0[t] = v0 * out_scale;
-      ts->weights1[t] = v1 * out_scale;
+      ts->weights0[t] = direct_weight (f, f->taps, r, i) * out_scale;
+      ts->weights1[t] = direct_weight (f, f->taps, r - 1, i) * out_scale;
+      if (f->taps_y) {
+        ts->weights0_y[t] = direct_weight (f, f->taps_y, r, i) * out_scale;
+        ts->weights1_y[t] = direct_weight (f, f->taps_y, r - 1, i)
+            * out_scale;
+      }
       t++;
     }
   return TRUE;
@@ -1043,7 +1058,8 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
   /* float input may hold NaN and infinities, which the separable path
    * treats as K does only where its factors keep K's signs */
   float_in = g->in_format == GCV_FORMAT_GRAY32F;
-  s->separable = f->use_separable
+  /* a magnitude (taps_y) is never rank 1; its two kernels run direct */
+  s->separable = f->use_separable && !f->taps_y
       && plan->requested != GCV_FAMILY_DIRECT
       && (!float_in || factors_keep_signs (f));
   s->kw = f->kw;
@@ -1061,6 +1077,7 @@ setup_new (const GcvPlan * plan, guint workers, GError ** error)
       && g->out_format == GCV_FORMAT_GRAY8)
     out_scale = 255.0f;
   s->bias = f->bias * out_scale;
+  s->magnitude_sign = f->magnitude_sign;
 
   setup_fixed (s, f, g);
   if (s->separable && !s->fixed) {
