@@ -23,11 +23,13 @@
  * only where its factors keep the kernel's zeros and signs.
  *
  * Gradient magnitudes (two kernels, taps and taps_y) run on the direct
- * path, both sums in one sweep (gcv-cpu-magnitude.c). */
+ * path, both sums in one sweep (gcv-cpu-magnitude.c). Per-frame statistics
+ * take each output row as it is stored (gcv-cpu-stats.c). */
 #include "gcv-private.h"
 #include "gcv-border.h"
 #include "gcv-cpu-pool.h"
 #include "gcv-cpu-magnitude.h"
+#include "gcv-cpu-stats.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -62,6 +64,9 @@
  * 0.5 that keeps the result within 1 of the exact value, the float
  * rounding of the taps included. */
 #define FIXED_MAX_ERROR 0.45
+/* The fixed-point column sums start from 0.5 (8.8) to round the output: a
+ * value before its rounding is (v - FIXED_ROUND) / 256. */
+#define FIXED_ROUND 128
 
 typedef struct {
   GcvCpuPool *pool;
@@ -149,12 +154,16 @@ typedef struct {
   Setup *setup;
   Scratch *scratch;             /* one per worker */
   gsize scratch_bytes;          /* each worker's, as allocated */
+  GcvFrameOptions *options;     /* per slot, from set_frame_options */
+  GcvFrameStats *results;       /* per slot */
+  GcvCpuStats stats;            /* the frame being measured */
 } CpuPlan;
 
 typedef struct {
   const CpuPlan *cp;
   const GcvPlan *plan;
   const GcvImage *src, *dst;
+  const GcvCpuStats *stats;     /* NULL: the frame is not measured */
   gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;
 
@@ -600,6 +609,21 @@ store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
     narrow (q, v, alpha, n * ch);
 }
 
+/* The same, and to the band's statistics `acc` where the frame is
+ * measured (apart, so that store_row() costs what it did without). */
+static inline void
+put_row (const Job * job, GcvCpuStatsAcc * acc, guint y, guint x0, guint n,
+    gconstpointer v)
+{
+  if (G_UNLIKELY (acc)) {
+    if (job->cp->setup->fixed)
+      gcv_cpu_stats_fixed (job->stats, acc, y, x0, v, FIXED_ROUND, n);
+    else
+      gcv_cpu_stats_floats (job->stats, acc, y, x0, v, n);
+  }
+  store_row (job, y, x0, n, v);
+}
+
 /* --- one band of output rows ---------------------------------------------- */
 
 static void
@@ -696,6 +720,8 @@ run_band (gpointer data, guint task, guint worker)
   const guint kw = s->kw, kh = s->kh, ch = s->channels, ring = s->ring;
   const guint y0 = task * s->band, y1 = MIN (h, y0 + s->band);
   const guint in_rows = y1 - y0 + kh - 1;
+  GcvCpuStatsAcc *acc = job->stats ? gcv_cpu_stats_band (job->stats, task) :
+      NULL;
 
   for (guint x0 = 0; x0 < w; x0 += s->strip) {
     const guint n = MIN (s->strip, w - x0), len = n + kw - 1;
@@ -751,7 +777,7 @@ run_band (gpointer data, guint task, guint worker)
               ns);
         else
           fir (out, sc->window, s->column, kh, s->bias, ns);
-        store_row (job, y, x0, n, out);
+        put_row (job, acc, y, x0, n, out);
       } else if ((y - y0) % 2 == 1) {
         /* rows y - 1 and y, from the kh + 1 rows from the next slot on */
         const TapSet *ts = choose_taps (s, sc, slot + 1, kh + 1);
@@ -766,8 +792,8 @@ run_band (gpointer data, guint task, guint worker)
         else
           fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1, ts->n_first,
               ts->n_taps, ts->n_last, s->bias, ns);
-        store_row (job, y - 1, x0, n, out);
-        store_row (job, y, x0, n, out1);
+        put_row (job, acc, y - 1, x0, n, out);
+        put_row (job, acc, y, x0, n, out1);
       } else if (y + 1 == y1) {
         /* the band's last row, alone: the kh rows from the one after next,
          * through the taps of all rows but row kh */
@@ -781,7 +807,7 @@ run_band (gpointer data, guint task, guint worker)
         else
           fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last, s->bias,
               ns);
-        store_row (job, y, x0, n, out);
+        put_row (job, acc, y, x0, n, out);
       }
     }
   }
@@ -894,7 +920,7 @@ setup_fixed (Setup * s, const GcvFilter * f, const GcvGeometry * g)
           &d_column))
     goto no;
   s->row_start = f->kw / 2;
-  s->column_start = f->kh / 2 + 128;    /* + 0.5, rounding the output */
+  s->column_start = f->kh / 2 + FIXED_ROUND;
   h_max = floor (255.0 * 256.0 * q_row / 65536.0) + s->row_start;
   v_max = floor (h_max * q_column / 65536.0) + s->column_start;
   if (h_max > 65535.0 || v_max > 255.0 * 256.0 + 255.0)
@@ -1255,6 +1281,9 @@ cpu_plan_free (gpointer state)
   CpuPlan *cp = state;
   scratch_free (cp->scratch, gcv_cpu_pool_get_n_workers (cp->engine->pool));
   setup_free (cp->setup);
+  gcv_cpu_stats_clear (&cp->stats);
+  g_free (cp->options);
+  g_free (cp->results);
   g_free (cp);
 }
 
@@ -1263,6 +1292,8 @@ cpu_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
 {
   CpuPlan *cp = g_new0 (CpuPlan, 1);
   cp->engine = engine;
+  cp->options = g_new0 (GcvFrameOptions, plan->n_slots);
+  cp->results = g_new0 (GcvFrameStats, plan->n_slots);
   if (!cpu_plan_set_filter (cp, plan, error)) {
     cpu_plan_free (cp);
     return NULL;
@@ -1275,10 +1306,18 @@ cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
     const GcvImage * dst, const GcvSteps * steps, GError ** error)
 {
   CpuPlan *cp = state;
-  Job job = { cp, plan, src, dst, FALSE };
+  const Setup *s = cp->setup;
+  const GcvFrameOptions *o = &cp->options[slot];
+  Job job = { cp, plan, src, dst, o->statistics ? &cp->stats : NULL, FALSE };
 
+  /* per-frame statistics: each band's output rows as they are stored */
+  if (job.stats)
+    gcv_cpu_stats_begin (&cp->stats, s->n_tasks,
+        gcv_filtered_channels (plan->geometry.in_format,
+            plan->filter->filter_alpha), s->channels, plan->geometry.width,
+        plan->geometry.height, o->statistics_threshold);
   if (!g_atomic_int_get (&cp->engine->interrupted))
-    gcv_cpu_pool_run (cp->engine->pool, cp->setup->n_tasks, run_band, &job);
+    gcv_cpu_pool_run (cp->engine->pool, s->n_tasks, run_band, &job);
   else
     job.stopped = TRUE;
   if (job.stopped) {
@@ -1286,7 +1325,30 @@ cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
         "interrupted (gcv_engine_interrupt)");
     return FALSE;
   }
+  if (job.stats)
+    gcv_cpu_stats_end (&cp->stats, &cp->results[slot]);
   return TRUE;
+}
+
+/* The options of the frame about to be submitted in `slot`. */
+static gboolean
+cpu_set_frame_options (gpointer state, GcvPlan * plan, guint slot,
+    const GcvFrameOptions * options, GError ** error)
+{
+  CpuPlan *cp = state;
+
+  if (options)
+    cp->options[slot] = *options;
+  else
+    gcv_frame_options_init (&cp->options[slot]);
+  return TRUE;
+}
+
+static void
+cpu_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
+    GcvFrameStats * stats)
+{
+  *stats = ((CpuPlan *) state)->results[slot];
 }
 
 static gboolean
@@ -1306,5 +1368,7 @@ const GcvBackend gcv_cpu_backend = {
   .submit = cpu_submit,
   .wait = cpu_wait,
   .plan_free = cpu_plan_free,
+  .set_frame_options = cpu_set_frame_options,
+  .get_frame_stats = cpu_get_frame_stats,
   .engine_interrupt = cpu_engine_interrupt,
 };

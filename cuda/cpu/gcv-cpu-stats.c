@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Per-frame statistics on the CPU backend. The backend hands over each
+ * output row of a strip as it is about to be stored (the values after
+ * scale, bias and conversion, before rounding to 8 bits); its samples are
+ * taken in runs of up to RUN, eight lanes at a time: sums and sums of
+ * squares in float within a run, in double across runs, smallest and
+ * largest per lane. Where a run's extreme beats the band's (or ties it at
+ * a place earlier in row order), the run is scanned for where it is first
+ * met. Each band has accumulators of its own, written by the worker that
+ * runs it, and the bands are merged in band order: positions are exact
+ * whatever the number of threads, sums may differ in the last bits. */
+#include "gcv-cpu-stats.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "gcv-cpu-simd.h"
+
+/* Samples summed in float before the sum goes to double: a whole number
+ * of vectors and of four-sample pixels. */
+#define RUN 1024
+
+/* Each lane's sum, sum of squares, smallest and largest sample (NaN is
+ * skipped: it compares false) and count above the threshold. */
+typedef struct {
+  vf8 sum, squares, min, max;
+  vi8 above;
+} Lanes;
+
+/* The lanes of n samples of v, sample i in lane i % 8. */
+GCV_SIMD_CLONES static void
+lanes_add (Lanes * restrict l, const gfloat * restrict v, gsize n,
+    gfloat threshold)
+{
+  const vi8 magnitude = (vi8) { 0 } + 0x7fffffff;
+  const vf8 z = (vf8) { 0 }, t = z + threshold;
+  /* two sums of each, for the adds' latency */
+  vf8 s0 = z, s1 = z, q0 = z, q1 = z, mn = z + INFINITY, mx = z - INFINITY;
+  vi8 above = (vi8) { 0 };
+  gsize x = 0;
+
+#define MIN_INTO(m, a) do { const vi8 lt_ = (a) < (m);                    \
+    (m) = (vf8) (((vi8) (a) & lt_) | ((vi8) (m) & ~lt_)); } while (0)
+#define MAX_INTO(m, a) do { const vi8 gt_ = (a) > (m);                    \
+    (m) = (vf8) (((vi8) (a) & gt_) | ((vi8) (m) & ~gt_)); } while (0)
+  for (; x + 2 * LANES <= n; x += 2 * LANES) {
+    const vf8 a = LOAD (v + x), b = LOAD (v + x + LANES);
+    s0 += a;
+    s1 += b;
+    q0 += a * a;
+    q1 += b * b;
+    MIN_INTO (mn, a);
+    MIN_INTO (mn, b);
+    MAX_INTO (mx, a);
+    MAX_INTO (mx, b);
+    /* a true compare is -1 */
+    above -= (vf8) ((vi8) a & magnitude) > t;
+    above -= (vf8) ((vi8) b & magnitude) > t;
+  }
+  for (; x + LANES <= n; x += LANES) {
+    const vf8 a = LOAD (v + x);
+    s0 += a;
+    q0 += a * a;
+    MIN_INTO (mn, a);
+    MAX_INTO (mx, a);
+    above -= (vf8) ((vi8) a & magnitude) > t;
+  }
+#undef MIN_INTO
+#undef MAX_INTO
+  for (guint i = 0; x < n; x++, i++) {
+    const gfloat a = v[x];
+    s0[i] += a;
+    q0[i] += a * a;
+    mn[i] = a < mn[i] ? a : mn[i];
+    mx[i] = a > mx[i] ? a : mx[i];
+    above[i] += fabsf (a) > threshold;
+  }
+  l->sum = s0 + s1;
+  l->squares = q0 + q1;
+  l->min = mn;
+  l->max = mx;
+  l->above = above;
+}
+
+/* Where channel c of the n pixels at v first holds `m` (its smallest or
+ * largest, `first` the first pixel's position): TRUE where the band takes
+ * it, smaller (larger) than `best`, or equal and earlier in row order. */
+static gboolean
+take_extreme (const gfloat * v, guint n, guint channels, guint c, gfloat m,
+    guint64 first, gboolean is_min, gfloat * best, guint64 * best_at)
+{
+  const gboolean beats = is_min ? m < *best : m > *best;
+
+  /* no sample of the run can come before the one held */
+  if (!beats && !(m == *best && first < *best_at))
+    return FALSE;
+  for (guint i = 0; i < n; i++) {
+    const gfloat s = v[(gsize) i * channels + c];
+    if (s == m) {
+      if (!beats && first + i >= *best_at)
+        return FALSE;
+      *best = s;
+      *best_at = first + i;
+      return TRUE;
+    }
+  }
+  return FALSE;                 /* m is the lanes' starting infinity: every
+                                 * sample was NaN */
+}
+
+/* The channel's lanes all hold its extreme. */
+static void
+spread (gfloat * lanes, guint c, guint channels)
+{
+  for (guint i = c + channels; i < LANES; i += channels)
+    lanes[i] = lanes[c];
+}
+
+/* A run of n pixels (n * channels <= RUN) whose first is at `first`. */
+static void
+add_run (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint64 first,
+    const gfloat * v, guint n)
+{
+  const guint ch = st->channels;
+  gboolean reach = FALSE;
+  Lanes l;
+
+  lanes_add (&l, v, (gsize) n * ch, st->threshold);
+  for (guint i = 0; i < LANES; i++) {
+    acc->sum[i] += l.sum[i];
+    acc->sum_squares[i] += l.squares[i];
+    acc->above[i] += (guint32) l.above[i];
+    /* ties too, the run may hold an earlier one (lanes not measured
+     * never reach: begin() set them to the other infinity) */
+    reach |= (l.min[i] <= acc->min[i]) | (l.max[i] >= acc->max[i]);
+  }
+  if (!reach)
+    return;
+  for (guint c = 0; c < st->n_channels; c++) {
+    gfloat mn = INFINITY, mx = -INFINITY;
+
+    /* lane i holds channel i % channels */
+    for (guint i = c; i < LANES; i += ch) {
+      mn = l.min[i] < mn ? l.min[i] : mn;
+      mx = l.max[i] > mx ? l.max[i] : mx;
+    }
+    if (take_extreme (v, n, ch, c, mn, first, TRUE, &acc->min[c],
+            &acc->min_at[c]))
+      spread (acc->min, c, ch);
+    if (take_extreme (v, n, ch, c, mx, first, FALSE, &acc->max[c],
+            &acc->max_at[c]))
+      spread (acc->max, c, ch);
+  }
+}
+
+void
+gcv_cpu_stats_floats (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint y,
+    guint x0, const gfloat * v, guint n)
+{
+  const guint per_run = RUN / st->channels;
+  const guint64 first = (guint64) y * st->width + x0;
+
+  for (guint p = 0; p < n; p += per_run)
+    add_run (st, acc, first + p, v + (gsize) p * st->channels,
+        MIN (per_run, n - p));
+}
+
+/* (v - offset) / 256, exact in float */
+GCV_SIMD_CLONES static void
+fixed_to_float (gfloat * restrict out, const guint16 * restrict v,
+    gfloat offset, gsize n)
+{
+  for (gsize i = 0; i < n; i++)
+    out[i] = ((gfloat) v[i] - offset) * (1.0f / 256.0f);
+}
+
+void
+gcv_cpu_stats_fixed (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint y,
+    guint x0, const guint16 * v, guint16 offset, guint n)
+{
+  const guint per_run = RUN / st->channels;
+  const guint64 first = (guint64) y * st->width + x0;
+  gfloat buf[RUN];
+
+  for (guint p = 0; p < n; p += per_run) {
+    const guint np = MIN (per_run, n - p);
+    fixed_to_float (buf, v + (gsize) p * st->channels, offset,
+        (gsize) np * st->channels);
+    add_run (st, acc, first + p, buf, np);
+  }
+}
+
+void
+gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
+    guint channels, guint width, guint height, gdouble threshold)
+{
+  g_return_if_fail (n_channels <= GCV_MAX_CHANNELS && n_channels <= channels
+      && LANES % channels == 0);
+  if (n_bands > st->n_allocated) {
+    g_free (st->acc);
+    st->acc = g_new (GcvCpuStatsAcc, n_bands);
+    st->n_allocated = n_bands;
+  }
+  for (guint b = 0; b < n_bands; b++) {
+    GcvCpuStatsAcc *a = &st->acc[b];
+    memset (a, 0, sizeof (*a));
+    for (guint i = 0; i < LANES; i++) {
+      const gboolean measured = i % channels < n_channels;
+      a->min[i] = measured ? INFINITY : -INFINITY;
+      a->max[i] = measured ? -INFINITY : INFINITY;
+    }
+    for (guint c = 0; c < GCV_MAX_CHANNELS; c++)
+      a->min_at[c] = a->max_at[c] = GCV_CPU_STATS_NONE;
+  }
+  st->n_bands = n_bands;
+  st->n_channels = n_channels;
+  st->channels = channels;
+  st->width = width;
+  st->height = height;
+  /* for a float v, v > t (in double) is v > the largest float <= t */
+  if (threshold >= FLT_MAX) {
+    st->threshold = FLT_MAX;
+  } else {
+    st->threshold = (gfloat) threshold;
+    if ((gdouble) st->threshold > threshold)
+      st->threshold = nextafterf (st->threshold, -INFINITY);
+  }
+}
+
+/* An extreme of one band into the frame's: smaller (larger), or equal and
+ * earlier in row order. */
+static void
+merge_extreme (gfloat v, guint64 at, gboolean is_min, gfloat * best,
+    guint64 * best_at)
+{
+  if (at == GCV_CPU_STATS_NONE)
+    return;
+  if (*best_at == GCV_CPU_STATS_NONE || (is_min ? v < *best : v > *best)
+      || (v == *best && at < *best_at)) {
+    *best = v;
+    *best_at = at;
+  }
+}
+
+void
+gcv_cpu_stats_end (const GcvCpuStats * st, GcvFrameStats * out)
+{
+  out->n_channels = st->n_channels;
+  for (guint c = 0; c < st->n_channels; c++) {
+    GcvChannelStats *o = &out->channel[c];
+    gfloat mn = INFINITY, mx = -INFINITY;
+    guint64 min_at = GCV_CPU_STATS_NONE, max_at = GCV_CPU_STATS_NONE;
+
+    memset (o, 0, sizeof (*o));
+    for (guint b = 0; b < st->n_bands; b++) {
+      const GcvCpuStatsAcc *a = gcv_cpu_stats_band (st, b);
+      for (guint i = c; i < LANES; i += st->channels) {
+        o->sum += a->sum[i];
+        o->sum_squares += a->sum_squares[i];
+        o->above += a->above[i];
+      }
+      merge_extreme (a->min[c], a->min_at[c], TRUE, &mn, &min_at);
+      merge_extreme (a->max[c], a->max_at[c], FALSE, &mx, &max_at);
+    }
+    o->count = (guint64) st->width * st->height;
+    /* every sample NaN: no extremes, at (0, 0) */
+    o->min = min_at == GCV_CPU_STATS_NONE ? NAN : mn;
+    o->max = max_at == GCV_CPU_STATS_NONE ? NAN : mx;
+    if (min_at != GCV_CPU_STATS_NONE) {
+      o->min_x = min_at % st->width;
+      o->min_y = min_at / st->width;
+    }
+    if (max_at != GCV_CPU_STATS_NONE) {
+      o->max_x = max_at % st->width;
+      o->max_y = max_at / st->width;
+    }
+  }
+}
+
+void
+gcv_cpu_stats_clear (GcvCpuStats * st)
+{
+  g_clear_pointer (&st->acc, g_free);
+  st->n_allocated = 0;
+}
