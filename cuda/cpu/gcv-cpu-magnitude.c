@@ -33,8 +33,10 @@ finish (gfloat * restrict o, gfloat bias, gfloat sign, gsize n)
     o[x] = bias + sign * sqrtf (o[x]);
 }
 
-GCV_SIMD_CLONES void
-gcv_cpu_fir_magnitude (gfloat * restrict out,
+/* The clones are static, called through the plain functions at the end: a
+ * clone's resolver keeps default visibility, and would be exported. */
+GCV_SIMD_CLONES static void
+fir_magnitude (gfloat * restrict out,
     const gconstpointer * restrict src, const gfloat * restrict w,
     const gfloat * restrict u, guint nt, gfloat bias, gfloat sign, gsize n)
 {
@@ -84,8 +86,8 @@ gcv_cpu_fir_magnitude (gfloat * restrict out,
   finish (out, bias, sign, n);
 }
 
-GCV_SIMD_CLONES void
-gcv_cpu_fir2_magnitude (gfloat * restrict out0, gfloat * restrict out1,
+GCV_SIMD_CLONES static void
+fir2_magnitude (gfloat * restrict out0, gfloat * restrict out1,
     const gconstpointer * restrict src, const gfloat * restrict w0,
     const gfloat * restrict w1, const gfloat * restrict u0,
     const gfloat * restrict u1, guint first, guint nt, guint last,
@@ -158,4 +160,22 @@ gcv_cpu_fir2_magnitude (gfloat * restrict out0, gfloat * restrict out1,
   }
   finish (out0, bias, sign, n);
   finish (out1, bias, sign, n);
+}
+
+void
+gcv_cpu_fir_magnitude (gfloat * out, const gconstpointer * src,
+    const gfloat * w, const gfloat * u, guint nt, gfloat bias, gfloat sign,
+    gsize n)
+{
+  fir_magnitude (out, src, w, u, nt, bias, sign, n);
+}
+
+void
+gcv_cpu_fir2_magnitude (gfloat * out0, gfloat * out1,
+    const gconstpointer * src, const gfloat * w0, const gfloat * w1,
+    const gfloat * u0, const gfloat * u1, guint first, guint nt, guint last,
+    gfloat bias, gfloat sign, gsize n)
+{
+  fir2_magnitude (out0, out1, src, w0, w1, u0, u1, first, nt, last, bias,
+      sign, n);
 }
