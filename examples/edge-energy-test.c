@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Test of edge-energy: runs it, then computes the same statistics here from
  * the same input frames, with plain double-precision Sobel 3x3 and the
  * replicate border, and compares the CSV with them. The input frames are
  * those of the path edge-energy reports on stderr: videoconvert's GRAY8 for
  * "path: host (...)", the decoder's luma plane for "path: gpu (...)" (CUDA
- * memory from an NVDEC decoder, where nvcodec and a GPU are present).
+ * memory from an NVDEC decoder, where nvcodec and a GPU are present). Each
+ * case runs both reductions, gpuconvolve's per-frame statistics (the
+ * default) and the host reference (--reduce=host), and checks that they
+ * agree frame by frame too.
  *
  *   edge-energy-test PATH-TO-EDGE-ENERGY
  */
@@ -227,26 +231,69 @@ reference (const gchar * source, gdouble threshold, gboolean luma)
   return rows;
 }
 
-/* Runs edge-energy with `args` and compares with the reference of `source`.
- * `path`: the path it must report ("host (videoconvert -> GRAY8)"), or only
- * its kind ("host", "gpu"), or NULL for either. */
-static void
-compare (const gchar * name, const gchar * const *args, const gchar * source,
-    gdouble threshold, const gchar * path)
+/* Whether two runs of edge-energy agree frame by frame: the same frames
+ * and times, energy within float rounding, fraction within the pixels the
+ * reference `want` finds on the threshold. */
+static gboolean
+rows_agree (GArray * a, GArray * b, GArray * want)
+{
+  gboolean ok = a->len == b->len && a->len == want->len;
+
+  for (guint i = 0; ok && i < a->len; i++) {
+    Row *x = &g_array_index (a, Row, i), *y = &g_array_index (b, Row, i);
+    Row *w = &g_array_index (want, Row, i);
+    gdouble ftol = (gdouble) w->ambiguous / w->pixels + 1e-9;
+
+    if (x->frame != y->frame || x->has_pts != y->has_pts
+        || fabs (x->pts - y->pts) > 1e-6
+        || fabs (x->energy - y->energy) > 1e-5 * w->energy + 1e-12
+        || fabs (x->fraction - y->fraction) > ftol) {
+      g_print ("  frame %u: %u,%.6f,%.9g,%.9g against %u,%.6f,%.9g,%.9g\n", i,
+          x->frame, x->pts, x->energy, x->fraction, y->frame, y->pts,
+          y->energy, y->fraction);
+      ok = FALSE;
+    }
+  }
+  return ok;
+}
+
+/* Runs edge-energy with `args` and `reduce` (the --reduce option, or NULL
+ * for the default) and compares with the reference of `source`. `path`:
+ * the path it must report ("host (videoconvert -> GRAY8)"), or only its
+ * kind ("host", "gpu"), or NULL for either. Returns its rows (NULL when it
+ * did not run), and the reference in *reference_rows. */
+static GArray *
+compare (const gchar * name, const gchar * const *args, const gchar * reduce,
+    const gchar * source, gdouble threshold, const gchar * path,
+    GArray ** reference_rows)
 {
   gchar *out = NULL, *err = NULL, *ran;
   gint status = -1;
   GArray *got, *want;
   gboolean rows_ok = TRUE, luma;
+  GPtrArray *all = g_ptr_array_new ();
+  const gchar *element = reduce && g_str_equal (reduce, "--reduce=host") ?
+      "sobel-x: " : "sobel: ";
 
-  if (!run_program (args, &out, &err, &status)) {
+  if (reduce)
+    g_ptr_array_add (all, (gpointer) reduce);
+  for (; *args; args++)
+    g_ptr_array_add (all, (gpointer) * args);
+  g_ptr_array_add (all, NULL);
+  name = g_strdup_printf ("%s, %s", name, reduce ? reduce + 9 : "statistics");
+  *reference_rows = NULL;
+  if (!run_program ((const gchar * const *) all->pdata, &out, &err, &status)) {
     check (FALSE, "%s: edge-energy runs", name);
-    return;
+    g_ptr_array_unref (all);
+    g_free ((gchar *) name);
+    return NULL;
   }
+  g_ptr_array_unref (all);
   check (status == 0, "%s: edge-energy exits with 0 (got %d)%s%s", name,
       status, status ? "; stderr:\n" : "", status ? err : "");
-  check (strstr (err, "sobel-x: ") && strstr (err, " on "),
-      "%s: edge-energy reports the backend and algorithm", name);
+  check (strstr (err, element) && strstr (err, " on "),
+      "%s: edge-energy reports the backend and algorithm (%s...)", name,
+      element);
   ran = reported_path (err);
   check (ran && (g_str_has_prefix (ran, "gpu (") || g_str_has_prefix (ran,
               "host (")), "%s: edge-energy reports the path: %s", name,
@@ -291,11 +338,33 @@ compare (const gchar * name, const gchar * const *args, const gchar * source,
           "%s: the input has edges (energy %g, fraction %g)", name,
           w->energy, w->fraction);
     }
-    g_array_unref (got);
   }
-  g_array_unref (want);
+  *reference_rows = want;
   g_free (out);
   g_free (err);
+  g_free ((gchar *) name);
+  return got;
+}
+
+/* compare() with both reductions, and the two against each other. */
+static void
+compare_both (const gchar * name, const gchar * const *args,
+    const gchar * source, gdouble threshold, const gchar * path)
+{
+  GArray *want = NULL, *want_host = NULL;
+  GArray *stats = compare (name, args, NULL, source, threshold, path, &want);
+  GArray *host = compare (name, args, "--reduce=host", source, threshold,
+      path, &want_host);
+
+  if (stats && host && want)
+    check (rows_agree (stats, host, want), "%s: the statistics and the host "
+        "reduction agree frame by frame (%u frames)", name, stats->len);
+  else
+    check (FALSE, "%s: both reductions ran", name);
+  g_clear_pointer (&stats, g_array_unref);
+  g_clear_pointer (&host, g_array_unref);
+  g_clear_pointer (&want, g_array_unref);
+  g_clear_pointer (&want_host, g_array_unref);
 }
 
 /* Whether every element in `names` (NULL-terminated) is installed. */
@@ -380,10 +449,10 @@ file_cases (const gchar * what, const gchar * const *elements,
     const gchar *cpu_args[] = { "--backend=cpu", file, NULL };
     src = g_strdup_printf ("uridecodebin uri=\"%s\"", uri);
     name = g_strdup_printf ("%s file", what);
-    compare (name, args, src, 0.5, NULL);
+    compare_both (name, args, src, 0.5, NULL);
     g_free (name);
     name = g_strdup_printf ("%s file, cpu", what);
-    compare (name, cpu_args, src, 0.5, "host");
+    compare_both (name, cpu_args, src, 0.5, "host");
     g_free (name);
     g_free (src);
   }
@@ -410,16 +479,16 @@ main (int argc, char **argv)
     const gchar *args[] = { "--backend=cpu", "--pattern=ball", "--width=67",
       "--height=45", "--frames=6", NULL
     };
-    compare ("ball, cpu", args, "videotestsrc pattern=ball num-buffers=6 ! "
-        "video/x-raw,width=67,height=45,framerate=30/1", 0.5,
+    compare_both ("ball, cpu", args, "videotestsrc pattern=ball "
+        "num-buffers=6 ! video/x-raw,width=67,height=45,framerate=30/1", 0.5,
         "host (videoconvert -> GRAY8)");
   }
   {
     const gchar *args[] = { "--backend=auto", "--pattern=smpte",
       "--width=80", "--height=50", "--frames=3", "--threshold=0.2", NULL
     };
-    compare ("smpte, auto", args, "videotestsrc pattern=smpte num-buffers=3 ! "
-        "video/x-raw,width=80,height=50,framerate=30/1", 0.2,
+    compare_both ("smpte, auto", args, "videotestsrc pattern=smpte "
+        "num-buffers=3 ! video/x-raw,width=80,height=50,framerate=30/1", 0.2,
         "host (videoconvert -> GRAY8)");
   }
 
@@ -451,6 +520,16 @@ main (int argc, char **argv)
     gboolean ran = run_program (args, &out, &err, &status);
     check (ran && status == 2 && strstr (err, "--backend"),
         "--backend=gpu is refused (status %d)", status);
+    g_free (out);
+    g_free (err);
+  }
+  {
+    const gchar *args[] = { "--reduce=gpu", NULL };
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    gboolean ran = run_program (args, &out, &err, &status);
+    check (ran && status == 2 && strstr (err, "--reduce"),
+        "--reduce=gpu is refused (status %d)", status);
     g_free (out);
     g_free (err);
   }
