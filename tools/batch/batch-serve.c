@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gpuconvolve-batch-run serve: the warm worker of a gpuconvolve-batch slot
+ * (docs/batch.md; tools/batch/gpuconvolve_batch/serve.py is the other
+ * end). It loads GStreamer, the registry, gpuconvolve and nvcodec once,
+ * keeps the CUDA context from one job to the next, and runs job after job:
+ * a file through a description (batch-pipeline.c) or the edge-energy
+ * analysis (examples/edge-energy-analysis.c).
+ *
+ * Messages, both ways: a 32-bit little-endian count of items, then each
+ * item as a 32-bit little-endian length and that many bytes. Items go in
+ * pairs, a key then its value; a key may repeat (its values keep their
+ * order). A path is a value as it is, never put into text.
+ *
+ * Requests, on standard input (the end of it ends the worker):
+ *   job pipeline      id, input, output, timeout, then word for each word
+ *                     of the description ({input} and {output} in them)
+ *   job edge-energy   id, input, output, timeout, and optionally backend,
+ *                     path, reduce and threshold (edge-energy's options)
+ * timeout: seconds the job may run, 0 for no limit; the job stops itself
+ * there (its pipeline is stopped) and the worker goes on.
+ *
+ * Replies, on standard output:
+ *   reply ready       pid, gstreamer (its version); once, when loaded
+ *   reply progress    id, frames: edge-energy, after the first frame and
+ *                     then at most every half second
+ *   reply result      id, status (0 done, 1 failed, 2 the request or the
+ *                     description refused), frames (edge-energy), timed-out
+ *                     (0 or 1), seconds, then element and algorithm for
+ *                     each gpuconvolve element (its last active-algorithm),
+ *                     and log: the job's standard output and error (its
+ *                     start and its end when long)
+ * The jobs' own output never mixes with the replies: at the start the
+ * requests and replies move to descriptors of their own, standard input
+ * and output become /dev/null, and each job's standard output and error go
+ * to a file of their own.
+ */
+#include "batch-serve.h"
+#include "batch-pipeline.h"
+#include "edge-energy-analysis.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ITEMS (1 << 16)
+#define MAX_ITEM (16 << 20)
+#define LOG_HEAD (256 << 10)
+#define LOG_TAIL (64 << 10)
+#define PROGRESS_INTERVAL (G_USEC_PER_SEC / 2)
+/* GStreamer's CUDA context (GST_CUDA_CONTEXT_TYPE), kept between jobs */
+#define CUDA_CONTEXT_TYPE "gst.cuda.context"
+
+typedef struct
+{
+  int requests, replies;        /* the protocol's descriptors */
+  int null_fd, saved_err;
+  GMutex write_lock;
+  GList *contexts;              /* GstContext kept from job to job */
+  /* the job running */
+  gchar *id;
+  gint64 last_progress;
+} Serve;
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* FALSE at the end of the input (nothing read) or on an error (*broken). */
+static gboolean
+read_full (int fd, void *buf, gsize n, gboolean * broken)
+{
+  gsize done = 0;
+
+  while (done < n) {
+    ssize_t r = read (fd, (guint8 *) buf + done, n - done);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      *broken = r < 0 || done > 0;
+      return FALSE;
+    }
+    done += r;
+  }
+  return TRUE;
+}
+
+static gboolean
+read_u32 (int fd, guint32 * v, gboolean * broken)
+{
+  guint8 b[4];
+
+  if (!read_full (fd, b, 4, broken))
+    return FALSE;
+  *v = b[0] | b[1] << 8 | b[2] << 16 | (guint32) b[3] << 24;
+  return TRUE;
+}
+
+/* The next message, as GBytes items; NULL at the end of the input, or
+ * with *broken set when it is not a message. */
+static GPtrArray *
+read_message (int fd, gboolean * broken)
+{
+  GPtrArray *items;
+  guint32 count, len;
+
+  *broken = FALSE;
+  if (!read_u32 (fd, &count, broken))
+    return NULL;
+  if (count % 2 || count > MAX_ITEMS) {
+    *broken = TRUE;
+    return NULL;
+  }
+  items = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  for (guint32 i = 0; i < count; i++) {
+    guint8 *data;
+    if (!read_u32 (fd, &len, broken) || len > MAX_ITEM) {
+      *broken = TRUE;
+      g_ptr_array_unref (items);
+      return NULL;
+    }
+    data = g_malloc (len ? len : 1);
+    if (len && !read_full (fd, data, len, broken)) {
+      *broken = TRUE;
+      g_free (data);
+      g_ptr_array_unref (items);
+      return NULL;
+    }
+    g_ptr_array_add (items, g_bytes_new_take (data, len));
+  }
+  return items;
+}
+
+static gboolean
+key_is (GBytes * item, const gchar * key)
+{
+  gsize len;
+  const gchar *data = g_bytes_get_data (item, &len);
+
+  return len == strlen (key) && memcmp (data, key, len) == 0;
+}
+
+/* The `n`th value of `key` as a string; NULL when there is none, or when
+ * it holds a NUL byte (no path or word does). */
+static gchar *
+value_of (GPtrArray * message, const gchar * key, guint n)
+{
+  for (guint i = 0; i + 1 < message->len; i += 2) {
+    GBytes *v;
+    const gchar *data;
+    gsize len;
+
+    if (!key_is (g_ptr_array_index (message, i), key) || n-- > 0)
+      continue;
+    v = g_ptr_array_index (message, i + 1);
+    data = g_bytes_get_data (v, &len);
+    return len && memchr (data, '\0', len) ? NULL : g_strndup (data, len);
+  }
+  return NULL;
+}
+
+static GPtrArray *
+reply_new (const gchar * kind)
+{
+  GPtrArray *r = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      g_bytes_unref);
+
+  g_ptr_array_add (r, g_bytes_new_static ("reply", 5));
+  g_ptr_array_add (r, g_bytes_new (kind, strlen (kind)));
+  return r;
+}
+
+static void
+reply_add (GPtrArray * r, const gchar * key, const gchar * value)
+{
+  g_ptr_array_add (r, g_bytes_new (key, strlen (key)));
+  g_ptr_array_add (r, g_bytes_new (value, strlen (value)));
+}
+
+static void
+put_u32 (GByteArray * out, guint32 v)
+{
+  guint8 b[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
+
+  g_byte_array_append (out, b, 4);
+}
+
+/* Sends `r` whole (and frees it); from any thread. A reader that is gone
+ * ends the process (SIGPIPE): the worker has no one left to work for. */
+static void
+send_reply (Serve * s, GPtrArray * r)
+{
+  GByteArray *out = g_byte_array_new ();
+  gsize done = 0;
+
+  put_u32 (out, r->len);
+  for (guint i = 0; i < r->len; i++) {
+    gsize len;
+    const guint8 *data = g_bytes_get_data (g_ptr_array_index (r, i), &len);
+    put_u32 (out, len);
+    g_byte_array_append (out, data, len);
+  }
+  g_mutex_lock (&s->write_lock);
+  while (done < out->len) {
+    ssize_t w = write (s->replies, out->data + done, out->len - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      break;
+    done += w;
+  }
+  g_mutex_unlock (&s->write_lock);
+  g_byte_array_unref (out);
+  g_ptr_array_unref (r);
+}
+
+/* ---- what jobs share --------------------------------------------------- */
+
+/* The CUDA context of an earlier job goes to each new pipeline (a bin
+ * hands its contexts to every element added to it, decoders included), so
+ * that neither nvcodec nor gpuconvolve makes a context per file; the one
+ * a pipeline ended with is kept for the next. */
+static void
+on_pipeline (GstElement * pipeline, gboolean done, gpointer data)
+{
+  Serve *s = data;
+  GList *all;
+
+  if (!done) {
+    for (GList * l = s->contexts; l; l = l->next)
+      gst_element_set_context (pipeline, l->data);
+    return;
+  }
+  all = gst_element_get_contexts (pipeline);
+  for (GList * l = all; l; l = l->next)
+    if (g_str_equal (gst_context_get_context_type (l->data),
+            CUDA_CONTEXT_TYPE)) {
+      g_list_free_full (s->contexts, (GDestroyNotify) gst_context_unref);
+      s->contexts = g_list_prepend (NULL, gst_context_ref (l->data));
+    }
+  g_list_free_full (all, (GDestroyNotify) gst_context_unref);
+}
+
+static void
+on_frame (guint frames, gpointer data)
+{
+  Serve *s = data;
+  gint64 now = g_get_monotonic_time ();
+  GPtrArray *r;
+  gchar *n;
+
+  if (frames != 1 && now - s->last_progress < PROGRESS_INTERVAL)
+    return;
+  s->last_progress = now;
+  r = reply_new ("progress");
+  n = g_strdup_printf ("%u", frames);
+  reply_add (r, "id", s->id);
+  reply_add (r, "frames", n);
+  g_free (n);
+  send_reply (s, r);
+}
+
+/* ---- a job's output ---------------------------------------------------- */
+
+/* Standard output and error into a file of the job's own. */
+static FILE *
+capture_begin (void)
+{
+  FILE *log = tmpfile ();
+
+  if (!log)
+    return NULL;
+  fflush (stdout);
+  fflush (stderr);
+  dup2 (fileno (log), STDOUT_FILENO);
+  dup2 (fileno (log), STDERR_FILENO);
+  return log;
+}
+
+/* Back to the worker's own; the job's output, its start and its end. */
+static GBytes *
+capture_end (Serve * s, FILE * log)
+{
+  GByteArray *text = g_byte_array_new ();
+  int fd = fileno (log);
+  off_t size;
+  guint8 *buf;
+
+  fflush (stdout);
+  fflush (stderr);
+  dup2 (s->null_fd, STDOUT_FILENO);
+  dup2 (s->saved_err, STDERR_FILENO);
+  size = lseek (fd, 0, SEEK_END);
+  buf = g_malloc (LOG_HEAD + LOG_TAIL);
+  if (size > 0 && size <= LOG_HEAD + LOG_TAIL) {
+    ssize_t r = pread (fd, buf, size, 0);
+    g_byte_array_append (text, buf, MAX (r, 0));
+  } else if (size > 0) {
+    ssize_t r = pread (fd, buf, LOG_HEAD, 0);
+    g_byte_array_append (text, buf, MAX (r, 0));
+    g_byte_array_append (text, (const guint8 *) "\n...\n", 5);
+    r = pread (fd, buf, LOG_TAIL, size - LOG_TAIL);
+    g_byte_array_append (text, buf, MAX (r, 0));
+  }
+  g_free (buf);
+  fclose (log);
+  return g_byte_array_free_to_bytes (text);
+}
+
+/* ---- the two kinds of job ---------------------------------------------- */
+
+static BatchStatus
+run_pipeline (Serve * s, GPtrArray * req, const gchar * input,
+    const gchar * output, gint64 deadline, gboolean * timed_out,
+    GPtrArray ** algorithms)
+{
+  GPtrArray *words = g_ptr_array_new_with_free_func (g_free);
+  BatchPlay how = { 0 };
+  BatchTemplate t;
+  BatchStatus status;
+  gchar *word;
+
+  while ((word = value_of (req, "word", words->len)))
+    g_ptr_array_add (words, word);
+  if (!words->len) {
+    g_printerr (BATCH_PROGRAM ": error: the request: a pipeline job with no "
+        "description (word)\n");
+    g_ptr_array_unref (words);
+    return BATCH_REFUSED;
+  }
+  g_ptr_array_add (words, NULL);
+  batch_template_init (&t, (gchar **) words->pdata);
+  how.deadline = deadline;
+  how.on_pipeline = on_pipeline;
+  how.data = s;
+  status = batch_run_job (&t, input, output, &how);
+  *timed_out = how.timed_out;
+  *algorithms = how.algorithms;
+  batch_template_clear (&t);
+  g_ptr_array_unref (words);
+  return status;
+}
+
+/* The options of an edge-energy request; FALSE (printed) for a bad one. */
+static gboolean
+edge_energy_options (GPtrArray * req, EdgeEnergyOptions * o, gchar ** backend)
+{
+  gchar *path = value_of (req, "path", 0), *reduce = value_of (req,
+      "reduce", 0), *threshold = value_of (req, "threshold", 0), *end = NULL;
+  gboolean ok = TRUE;
+
+  *backend = value_of (req, "backend", 0);
+  if (*backend)
+    o->backend = *backend;
+  if (path && !edge_energy_parse_path (path, &o->path)) {
+    g_printerr (BATCH_PROGRAM ": error: the request: path %s\n", path);
+    ok = FALSE;
+  }
+  if (reduce && !edge_energy_parse_reduce (reduce, &o->reduce)) {
+    g_printerr (BATCH_PROGRAM ": error: the request: reduce %s\n", reduce);
+    ok = FALSE;
+  }
+  if (threshold) {
+    o->threshold = g_ascii_strtod (threshold, &end);
+    if (end == threshold || *end) {
+      g_printerr (BATCH_PROGRAM ": error: the request: threshold %s\n",
+          threshold);
+      ok = FALSE;
+    }
+  }
+  g_free (path);
+  g_free (reduce);
+  g_free (threshold);
+  return ok;
+}
+
+/* The analysis, its CSV into the output (the temporary file the batch
+ * made for it, which must exist). */
+static BatchStatus
+run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
+    const gchar * output, gint64 deadline, gboolean * timed_out,
+    guint * frames, GPtrArray ** algorithms)
+{
+  EdgeEnergyOptions o;
+  EdgeEnergyResult result;
+  EdgeEnergyStatus status;
+  gchar *backend = NULL;
+  FILE *out;
+  int fd;
+
+  edge_energy_options_init (&o);
+  if (!edge_energy_options (req, &o, &backend)) {
+    g_free (backend);
+    return BATCH_REFUSED;
+  }
+  o.input = input;
+  o.input_is_path = TRUE;
+  o.deadline = deadline;
+  o.on_frame = on_frame;
+  o.on_pipeline = on_pipeline;
+  o.data = s;
+  fd = open (output, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+  out = fd >= 0 ? fdopen (fd, "w") : NULL;
+  if (!out) {
+    g_printerr (BATCH_PROGRAM ": error: cannot open the temporary output: "
+        "%s\n", g_strerror (errno));
+    if (fd >= 0)
+      close (fd);
+    g_free (backend);
+    return BATCH_FAILED;
+  }
+  status = edge_energy_run (&o, out, &result);
+  if (fclose (out) != 0 && status == EDGE_ENERGY_OK) {
+    g_printerr (BATCH_PROGRAM ": error: cannot write the temporary output: "
+        "%s\n", g_strerror (errno));
+    status = EDGE_ENERGY_FAILED;
+  }
+  *timed_out = result.timed_out;
+  *frames = result.frames;
+  *algorithms = g_steal_pointer (&result.algorithms);
+  edge_energy_result_clear (&result);
+  g_free (backend);
+  return status == EDGE_ENERGY_OK ? BATCH_OK : status == EDGE_ENERGY_USAGE ?
+      BATCH_REFUSED : BATCH_FAILED;
+}
+
+static void
+run_request (Serve * s, GPtrArray * req)
+{
+  gchar *kind = value_of (req, "job", 0), *input = value_of (req, "input", 0);
+  gchar *output = value_of (req, "output", 0);
+  gchar *timeout = value_of (req, "timeout", 0), *end = NULL;
+  gint64 start = g_get_monotonic_time (), deadline = 0;
+  GPtrArray *algorithms = NULL, *r;
+  gboolean timed_out = FALSE, edge_energy = g_strcmp0 (kind, "edge-energy")
+      == 0;
+  BatchStatus status = BATCH_REFUSED;
+  guint frames = 0;
+  gdouble seconds = timeout ? g_ascii_strtod (timeout, &end) : -1;
+  FILE *log = capture_begin ();
+  gchar *text;
+
+  s->id = value_of (req, "id", 0);
+  s->last_progress = 0;
+  if (!s->id)
+    s->id = g_strdup ("");
+  if (!log) {
+    /* (on the worker's own stderr) */
+    g_printerr (BATCH_PROGRAM ": error: cannot make a file for the job's "
+        "output: %s\n", g_strerror (errno));
+    status = BATCH_FAILED;
+  } else if (!kind || !input || !output || !timeout) {
+    g_printerr (BATCH_PROGRAM ": error: the request: a job needs job, id, "
+        "input, output and timeout (paths without NUL bytes)\n");
+  } else if (end == timeout || *end || !(seconds >= 0)) {
+    g_printerr (BATCH_PROGRAM ": error: the request: timeout %s\n", timeout);
+  } else {
+    deadline = seconds > 0 ? start + (gint64) (seconds * G_USEC_PER_SEC) : 0;
+    if (edge_energy)
+      status = run_edge_energy (s, req, input, output, deadline, &timed_out,
+          &frames, &algorithms);
+    else if (g_str_equal (kind, "pipeline"))
+      status = run_pipeline (s, req, input, output, deadline, &timed_out,
+          &algorithms);
+    else
+      g_printerr (BATCH_PROGRAM ": error: the request: no job %s\n", kind);
+  }
+
+  r = reply_new ("result");
+  reply_add (r, "id", s->id);
+  text = g_strdup_printf ("%d", status);
+  reply_add (r, "status", text);
+  g_free (text);
+  if (edge_energy) {
+    text = g_strdup_printf ("%u", frames);
+    reply_add (r, "frames", text);
+    g_free (text);
+  }
+  reply_add (r, "timed-out", timed_out ? "1" : "0");
+  text = g_strdup_printf ("%.3f", (g_get_monotonic_time () - start) / 1e6);
+  reply_add (r, "seconds", text);
+  g_free (text);
+  for (guint i = 0; algorithms && i + 1 < algorithms->len; i += 2) {
+    reply_add (r, "element", g_ptr_array_index (algorithms, i));
+    reply_add (r, "algorithm", g_ptr_array_index (algorithms, i + 1));
+  }
+  g_ptr_array_add (r, g_bytes_new_static ("log", 3));
+  g_ptr_array_add (r, log ? capture_end (s, log) : g_bytes_new (NULL, 0));
+  send_reply (s, r);
+
+  if (algorithms)
+    g_ptr_array_unref (algorithms);
+  g_clear_pointer (&s->id, g_free);
+  g_free (kind);
+  g_free (input);
+  g_free (output);
+  g_free (timeout);
+}
+
+/* Loads a plugin now, so that its cost (nvcodec opens the GPUs it sees)
+ * is the worker's start-up, not its first job's. */
+static void
+preload (const gchar * name)
+{
+  GstPlugin *plugin = gst_registry_find_plugin (gst_registry_get (), name);
+  GstPlugin *loaded;
+
+  if (!plugin)
+    return;
+  loaded = gst_plugin_load (plugin);
+  if (loaded)
+    gst_object_unref (loaded);
+  gst_object_unref (plugin);
+}
+
+int
+batch_serve (void)
+{
+  Serve s = { 0 };
+  GPtrArray *r, *req;
+  gboolean broken = FALSE;
+  gchar *text;
+
+  s.requests = fcntl (STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  s.replies = fcntl (STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  s.saved_err = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  s.null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (s.requests < 0 || s.replies < 0 || s.saved_err < 0 || s.null_fd < 0
+      || dup2 (s.null_fd, STDIN_FILENO) < 0
+      || dup2 (s.null_fd, STDOUT_FILENO) < 0) {
+    g_printerr (BATCH_PROGRAM ": error: serve: %s\n", g_strerror (errno));
+    return BATCH_FAILED;
+  }
+  g_mutex_init (&s.write_lock);
+  preload ("gpuconvolve");
+  preload ("nvcodec");
+
+  r = reply_new ("ready");
+  text = g_strdup_printf ("%d", (int) getpid ());
+  reply_add (r, "pid", text);
+  g_free (text);
+  text = gst_version_string ();
+  reply_add (r, "gstreamer", text);
+  g_free (text);
+  send_reply (&s, r);
+
+  while ((req = read_message (s.requests, &broken))) {
+    run_request (&s, req);
+    g_ptr_array_unref (req);
+  }
+  if (broken)
+    g_printerr (BATCH_PROGRAM ": error: serve: a request that is not one "
+        "(or its end missing)\n");
+  g_list_free_full (s.contexts, (GDestroyNotify) gst_context_unref);
+  g_mutex_clear (&s.write_lock);
+  close (s.requests);
+  close (s.replies);
+  return broken ? BATCH_REFUSED : BATCH_OK;
+}
