@@ -45,6 +45,13 @@ typedef struct {
       GError ** error);
   gpointer (*host_alloc) (gpointer engine, gsize size, GError ** error);
   void (*host_free) (gpointer engine, gpointer mem);
+  /* optional: per-frame statistics. set_frame_options comes before each
+   * submit of `slot` (options NULL or asking for none: no statistics);
+   * get_frame_stats after its wait, for a frame that asked. */
+  gboolean (*set_frame_options) (gpointer state, GcvPlan * plan, guint slot,
+      const GcvFrameOptions * options, GError ** error);
+  void (*get_frame_stats) (gpointer state, GcvPlan * plan, guint slot,
+      GcvFrameStats * stats);
   /* optional: gcv_engine_interrupt(), from any thread */
   void (*engine_interrupt) (gpointer engine, gboolean on);
 } GcvBackend;
@@ -79,16 +86,17 @@ struct _GcvPlan {
   GcvTicket next_ticket;
   GcvTicket *slot_ticket;       /* the frame each slot holds */
   gboolean *slot_busy;          /* submitted, not yet waited for */
+  gboolean *slot_stats;         /* the slot's frame asked for statistics */
   GcvStepBuffers *steps;        /* per slot, once a frame has a step */
   struct _GcvPlanar *planar;    /* NV12 and I420: a plan per plane, and no
                                  * backend state of its own */
   gpointer state;
 };
 
-/* gcv_plan_submit() of GRAY8 frames with sample steps (NULL: none). */
+/* gcv_plan_submit_with() of GRAY8 frames with sample steps (NULL: none). */
 gboolean gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
-    const GcvImage * dst, const GcvSteps * steps, GcvTicket * ticket,
-    GError ** error);
+    const GcvImage * dst, const GcvSteps * steps,
+    const GcvFrameOptions * options, GcvTicket * ticket, GError ** error);
 
 void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);

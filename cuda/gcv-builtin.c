@@ -4,12 +4,24 @@
 
 #include <math.h>
 
+gboolean
+gcv_builtin_magnitude (GcvBuiltin filter, GcvBuiltin * x, GcvBuiltin * y)
+{
+  if (filter != GCV_BUILTIN_SOBEL && filter != GCV_BUILTIN_SCHARR)
+    return FALSE;
+  *x = filter == GCV_BUILTIN_SOBEL ? GCV_BUILTIN_SOBEL_X :
+      GCV_BUILTIN_SCHARR_X;
+  *y = filter == GCV_BUILTIN_SOBEL ? GCV_BUILTIN_SOBEL_Y :
+      GCV_BUILTIN_SCHARR_Y;
+  return TRUE;
+}
+
 void
 gcv_builtin_get_size (GcvBuiltin filter, guint size, guint * kw, guint * kh)
 {
   /* Scharr is defined for 3x3 only, whatever `size` says. */
-  guint n = (filter == GCV_BUILTIN_SCHARR_X
-      || filter == GCV_BUILTIN_SCHARR_Y) ? 3 : size;
+  guint n = (filter == GCV_BUILTIN_SCHARR_X || filter == GCV_BUILTIN_SCHARR_Y
+      || filter == GCV_BUILTIN_SCHARR) ? 3 : size;
   *kw = *kh = n;
 }
 
@@ -20,6 +32,7 @@ gcv_builtin_min_size (GcvBuiltin filter)
     case GCV_BUILTIN_LAPLACIAN:
     case GCV_BUILTIN_SOBEL_X:
     case GCV_BUILTIN_SOBEL_Y:
+    case GCV_BUILTIN_SOBEL:
       return 3;
     default:
       return 1;
@@ -94,7 +107,9 @@ gcv_builtin_generate (GcvBuiltin filter, guint size, gdouble sigma,
 {
   guint n;
   gdouble *k, *a, *b;
+  GcvBuiltin y;
 
+  gcv_builtin_magnitude (filter, &filter, &y);
   gcv_builtin_get_size (filter, size, kw, kh);
   n = *kw;
   g_return_val_if_fail (n >= gcv_builtin_min_size (filter), NULL);

@@ -105,12 +105,14 @@ typedef struct {
   guint kw, kh;
   gdouble *k;
   gdouble *row, *column;        /* given by the user, or NULL */
+  gdouble *k_y;                 /* a magnitude's y derivative, or NULL */
 } Dense;
 
 static void
 dense_clear (Dense * d)
 {
   g_free (d->k);
+  g_free (d->k_y);
   g_free (d->row);
   g_free (d->column);
   memset (d, 0, sizeof (*d));
@@ -119,8 +121,14 @@ dense_clear (Dense * d)
 static void
 dense_from_desc (const GcvFilterDesc * desc, Dense * d)
 {
+  GcvBuiltin x, y;
+
   memset (d, 0, sizeof (*d));
-  if (desc->builtin != GCV_BUILTIN_CUSTOM) {
+  if (gcv_builtin_magnitude (desc->builtin, &x, &y)) {
+    d->k = gcv_builtin_generate (x, desc->size, desc->sigma, &d->kw, &d->kh);
+    d->k_y = gcv_builtin_generate (y, desc->size, desc->sigma, &d->kw,
+        &d->kh);
+  } else if (desc->builtin != GCV_BUILTIN_CUSTOM) {
     d->k = gcv_builtin_generate (desc->builtin, desc->size, desc->sigma,
         &d->kw, &d->kh);
   } else if (desc->n_row_kernel > 0) {
@@ -263,6 +271,17 @@ check_fit (const GcvFilterDesc * desc, Check * c)
 static gboolean
 check_rank (const GcvFilterDesc * desc, gboolean rank1, Check * c)
 {
+  GcvBuiltin x, y;
+
+  if (gcv_builtin_magnitude (desc->builtin, &x, &y)
+      && (desc->separable == GCV_SEPARABLE_ALWAYS
+          || desc->algorithm == GCV_FAMILY_SEPARABLE)
+      && fails (c, desc->separable == GCV_SEPARABLE_ALWAYS ?
+          GCV_FIELD_SEPARABLE : GCV_FIELD_ALGORITHM, "%s: filter=%s is the "
+          "magnitude of two derivatives, which has no separable path",
+          desc->separable == GCV_SEPARABLE_ALWAYS ? "separable=always" :
+          "algorithm=separable", gcv_builtin_nick (desc->builtin)))
+    return FALSE;
   if (desc->separable == GCV_SEPARABLE_ALWAYS && !rank1
       && fails (c, GCV_FIELD_SEPARABLE,
           "separable=always but the %s kernel is not separable (rank 1)",
@@ -329,6 +348,12 @@ make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
   }
   if (desc->normalize && fabs (sum) > ZERO_SUM_TOLERANCE * total)
     scale /= sum;
+  if (d->k_y) {
+    /* sqrt (gx^2 + gy^2) keeps the size of the scale, not its sign */
+    f->magnitude_sign = scale < 0.0 ? -1.0f : 1.0f;
+    scale = fabs (scale);
+    f->taps_y = g_new (gfloat, n);
+  }
 
   f->kw = d->kw;
   f->kh = d->kh;
@@ -341,8 +366,10 @@ make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
           : j * d->kw + i;
       f->taps[j * d->kw + i] = (gfloat) (scale * d->k[src]);
       nonzero += f->taps[j * d->kw + i] != 0.0f;
+      if (f->taps_y)
+        f->taps_y[j * d->kw + i] = (gfloat) (scale * d->k_y[src]);
     }
-  if (!all_finite (f->taps, n)) {
+  if (!all_finite (f->taps, n) || (f->taps_y && !all_finite (f->taps_y, n))) {
     gcv_filter_free (f);
     fails (c, GCV_FIELD_SCALE, "scale %g times the kernel overflows float",
         scale);
@@ -365,7 +392,7 @@ make_filter (const GcvFilterDesc * desc, const Dense * d, gboolean rank1,
   f->filter_alpha = desc->alpha == GCV_ALPHA_FILTER;
   f->planes = desc->planes;
   if (nonzero == 1 && f->taps[f->ay * f->kw + f->ax] == 1.0f
-      && f->bias == 0.0f) {
+      && f->bias == 0.0f && !f->taps_y) {
     gcv_filter_free (f);
     return identity_filter (desc);
   }
@@ -401,6 +428,8 @@ build (const GcvFilterDesc * desc, GcvField fields, GcvFilter ** out,
     memcpy (row, d.row, d.kw * sizeof (gdouble));
     memcpy (column, d.column, d.kh * sizeof (gdouble));
     rank1 = TRUE;
+  } else if (d.k_y) {
+    rank1 = FALSE;              /* two kernels: the 2D paths only */
   } else {
     rank1 = factorize (d.k, d.kw, d.kh, row, column);
   }
@@ -440,6 +469,8 @@ gcv_filter_copy (const GcvFilter * filter)
       : NULL;
   f->column = filter->column ? g_memdup2 (filter->column,
       sizeof (gfloat) * filter->kh) : NULL;
+  f->taps_y = filter->taps_y ? g_memdup2 (filter->taps_y,
+      sizeof (gfloat) * filter->kw * filter->kh) : NULL;
   return f;
 }
 
@@ -453,9 +484,12 @@ gcv_filter_equal (const GcvFilter * a, const GcvFilter * b)
       || a->use_separable != b->use_separable
       || a->separable_only != b->separable_only || a->bias != b->bias
       || a->border != b->border || a->border_value != b->border_value
-      || a->filter_alpha != b->filter_alpha || a->planes != b->planes)
+      || a->filter_alpha != b->filter_alpha || a->planes != b->planes
+      || !a->taps_y != !b->taps_y || a->magnitude_sign != b->magnitude_sign)
     return FALSE;
-  if (memcmp (a->taps, b->taps, sizeof (gfloat) * a->kw * a->kh) != 0)
+  if (memcmp (a->taps, b->taps, sizeof (gfloat) * a->kw * a->kh) != 0
+      || (a->taps_y && memcmp (a->taps_y, b->taps_y,
+              sizeof (gfloat) * a->kw * a->kh) != 0))
     return FALSE;
   return !a->rank1 || (memcmp (a->row, b->row, sizeof (gfloat) * a->kw) == 0
       && memcmp (a->column, b->column, sizeof (gfloat) * a->kh) == 0);
@@ -473,6 +507,7 @@ gcv_filter_free (GcvFilter * filter)
   if (!filter)
     return;
   g_free (filter->taps);
+  g_free (filter->taps_y);
   g_free (filter->row);
   g_free (filter->column);
   g_free (filter);

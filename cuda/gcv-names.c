@@ -6,7 +6,7 @@
 
 static const gchar *const builtin_nicks[] = {
   "custom", "box", "gaussian", "sharpen", "laplacian", "sobel-x", "sobel-y",
-  "scharr-x", "scharr-y", "emboss", "log", "dog",
+  "scharr-x", "scharr-y", "emboss", "log", "dog", "sobel", "scharr",
 };
 
 static const gchar *const border_nicks[] = {

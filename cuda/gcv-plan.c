@@ -4,7 +4,9 @@
 #include "gcv-planar.h"
 #include "gcv-tuning.h"
 
+#include <math.h>
 #include <stdarg.h>
+#include <string.h>
 
 static const GcvBackend *
 backend_for (GcvBackendKind kind)
@@ -182,6 +184,7 @@ plan_free_fields (GcvPlan * plan)
   g_free (plan->steps);
   g_free (plan->slot_ticket);
   g_free (plan->slot_busy);
+  g_free (plan->slot_stats);
   g_free (plan->forced_variant);
   gcv_filter_free (plan->filter);
   g_free (plan->description);
@@ -206,6 +209,7 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->n_slots = gcv_engine_frames_in_flight (engine, in_flight);
   plan->slot_ticket = g_new0 (GcvTicket, plan->n_slots);
   plan->slot_busy = g_new0 (gboolean, plan->n_slots);
+  plan->slot_stats = g_new0 (gboolean, plan->n_slots);
   if (gcv_format_is_planar (geometry->in_format))
     plan->planar = gcv_planar_new (plan, error);
   else
@@ -393,20 +397,57 @@ pack_steps (GcvPlan * plan, guint slot, GcvImage * src, GcvImage * dst,
   return TRUE;
 }
 
+void
+gcv_frame_options_init (GcvFrameOptions * options)
+{
+  memset (options, 0, sizeof (*options));
+}
+
 /* The ring of slots: ticket t runs in slot t % capacity, which must have
  * been waited for since its last frame. */
 gboolean
 gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     GcvTicket * ticket, GError ** error)
 {
-  return gcv_plan_submit_steps (plan, src, dst, NULL, ticket, error);
+  return gcv_plan_submit_steps (plan, src, dst, NULL, NULL, ticket, error);
+}
+
+gboolean
+gcv_plan_submit_with (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, const GcvFrameOptions * options,
+    GcvTicket * ticket, GError ** error)
+{
+  return gcv_plan_submit_steps (plan, src, dst, NULL, options, ticket, error);
+}
+
+/* Options a frame may ask for: refused here, before any work is queued. */
+static gboolean
+check_options (GcvPlan * plan, const GcvFrameOptions * options,
+    GError ** error)
+{
+  if (!options || !options->statistics)
+    return TRUE;
+  if (!(options->statistics_threshold >= 0.0)
+      || isinf (options->statistics_threshold)) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "statistics "
+        "threshold %g is not a finite value >= 0",
+        options->statistics_threshold);
+    return FALSE;
+  }
+  if (!plan->planar && !plan->engine->backend->set_frame_options) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend has "
+        "no per-frame statistics", plan->engine->backend->name);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean
 gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
-    const GcvImage * dst, const GcvSteps * steps, GcvTicket * ticket,
-    GError ** error)
+    const GcvImage * dst, const GcvSteps * steps,
+    const GcvFrameOptions * options, GcvTicket * ticket, GError ** error)
 {
+  const GcvBackend *b = plan ? plan->engine->backend : NULL;
   GcvSteps packed = { 0, 0 };
   guint slot;
 
@@ -423,20 +464,24 @@ gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
   if (!check_image (plan, src, plan->geometry.in_format, packed.src, "input",
           error)
       || !check_image (plan, dst, plan->geometry.out_format, packed.dst,
-          "output", error))
+          "output", error)
+      || !check_options (plan, options, error))
     return FALSE;
   if (plan->planar) {
-    if (!gcv_planar_submit (plan->planar, plan, slot, src, dst, error))
+    if (!gcv_planar_submit (plan->planar, plan, slot, src, dst, options,
+            error))
       return FALSE;
   } else {
     GcvImage in = *src, out = *dst;
     if (!pack_steps (plan, slot, &in, &out, &packed, error)
-        || !plan->engine->backend->submit (plan->state, plan, slot, &in,
-            &out, &packed, error))
+        || (b->set_frame_options && !b->set_frame_options (plan->state, plan,
+                slot, options, error))
+        || !b->submit (plan->state, plan, slot, &in, &out, &packed, error))
       return FALSE;
     if (plan->steps)
       plan->steps[slot].out_pending = out.data != dst->data;
   }
+  plan->slot_stats[slot] = options && options->statistics;
   plan->slot_busy[slot] = TRUE;
   plan->slot_ticket[slot] = *ticket = plan->next_ticket++;
   return TRUE;
@@ -445,6 +490,15 @@ gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
 gboolean
 gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
 {
+  return gcv_plan_wait_stats (plan, ticket, NULL, error);
+}
+
+gboolean
+gcv_plan_wait_stats (GcvPlan * plan, GcvTicket ticket, GcvFrameStats * stats,
+    GError ** error)
+{
+  GcvFrameStats none = { 0 };
+  gboolean asked;
   guint slot;
 
   g_return_val_if_fail (plan, FALSE);
@@ -452,8 +506,12 @@ gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
   g_return_val_if_fail (plan->slot_busy[slot]
       && plan->slot_ticket[slot] == ticket, FALSE);
   plan->slot_busy[slot] = FALSE;
+  asked = plan->slot_stats[slot];
+  if (!stats)
+    stats = &none;
+  stats->n_channels = 0;
   if (plan->planar)
-    return gcv_planar_wait (plan->planar, slot, error);
+    return gcv_planar_wait (plan->planar, slot, asked ? stats : NULL, error);
   if (!plan->engine->backend->wait (plan->state, plan, slot, error))
     return FALSE;
   if (plan->steps && plan->steps[slot].out_pending) {
@@ -463,6 +521,8 @@ gcv_plan_wait (GcvPlan * plan, GcvTicket ticket, GError ** error)
     copy_samples (b->unpacked_out.data, b->unpacked_out.stride, b->out_step,
         b->out, g->width, 1, g->width, g->height);
   }
+  if (asked)
+    plan->engine->backend->get_frame_stats (plan->state, plan, slot, stats);
   return TRUE;
 }
 

@@ -172,16 +172,27 @@ wait_planes (GcvPlanar * p, guint slot)
     }
 }
 
+guint
+gcv_planar_stats_channels (GcvPlanar * p, const GcvFilter * filter)
+{
+  return p->planes[1] && filter->planes == GCV_PLANES_ALL ? N_PLANES : 1;
+}
+
 gboolean
 gcv_planar_submit (GcvPlanar * p, GcvPlan * plan, guint slot,
-    const GcvImage * src, const GcvImage * dst, GError ** error)
+    const GcvImage * src, const GcvImage * dst,
+    const GcvFrameOptions * options, GError ** error)
 {
+  guint with_stats = gcv_planar_stats_channels (p, plan->filter);
+
   for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
     GcvSteps steps;
     GcvImage in = plane_of (src, plan->geometry.in_format, i, &steps.src);
     GcvImage out = plane_of (dst, plan->geometry.out_format, i, &steps.dst);
+    /* copied chroma (planes=luma) has no statistics */
     if (!gcv_plan_submit_steps (p->planes[i], &in, &out, &steps,
-            &p->slots[slot].ticket[i], error)) {
+            i < with_stats ? options : NULL, &p->slots[slot].ticket[i],
+            error)) {
       /* the planes already on their way are waited for: the frame is off */
       wait_planes (p, slot);
       return FALSE;
@@ -192,17 +203,24 @@ gcv_planar_submit (GcvPlanar * p, GcvPlan * plan, guint slot,
 }
 
 gboolean
-gcv_planar_wait (GcvPlanar * p, guint slot, GError ** error)
+gcv_planar_wait (GcvPlanar * p, guint slot, GcvFrameStats * stats,
+    GError ** error)
 {
   gboolean ok = TRUE;
 
   for (guint i = 0; i < N_PLANES; i++)
     if (p->slots[slot].submitted[i]) {
+      GcvFrameStats plane = { 0 };
       p->slots[slot].submitted[i] = FALSE;
       /* every plane is waited for; the first error is the frame's */
-      if (!gcv_plan_wait (p->planes[i], p->slots[slot].ticket[i],
-              ok ? error : NULL))
+      if (!gcv_plan_wait_stats (p->planes[i], p->slots[slot].ticket[i],
+              &plane, ok ? error : NULL))
         ok = FALSE;
+      /* each plane's one channel is a channel of the frame's */
+      if (stats && plane.n_channels == 1) {
+        stats->channel[i] = plane.channel[0];
+        stats->n_channels = i + 1;
+      }
     }
   return ok;
 }

@@ -18,8 +18,13 @@ gboolean gcv_planar_set_filter (GcvPlanar * p, GcvPlan * plan,
 gboolean gcv_planar_set_variant (GcvPlanar * p, const gchar * variant,
     const GcvFilter * filter, GError ** error);
 gboolean gcv_planar_submit (GcvPlanar * p, GcvPlan * plan, guint slot,
-    const GcvImage * src, const GcvImage * dst, GError ** error);
-gboolean gcv_planar_wait (GcvPlanar * p, guint slot, GError ** error);
+    const GcvImage * src, const GcvImage * dst,
+    const GcvFrameOptions * options, GError ** error);
+/* stats: NULL, or the frame's statistics, a channel per filtered plane */
+gboolean gcv_planar_wait (GcvPlanar * p, guint slot, GcvFrameStats * stats,
+    GError ** error);
+/* Planes filtered: Y alone, or Y, U and V. */
+guint gcv_planar_stats_channels (GcvPlanar * p, const GcvFilter * filter);
 /* The Y plane's plan: its choice, streams and input buffers stand for the
  * frame's. */
 GcvPlan *gcv_planar_luma (GcvPlanar * p);

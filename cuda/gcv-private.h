@@ -28,6 +28,11 @@ struct _GcvFilter {
   gboolean filter_alpha;
   GcvPlanes planes;
   gboolean identity;            /* one tap of 1 at the anchor and no bias */
+  /* A gradient magnitude (filter=sobel, scharr): taps give gx and taps_y
+   * gy, and the output is bias + magnitude_sign * sqrt (gx^2 + gy^2), the
+   * scale's size folded into both and its sign here. NULL otherwise. */
+  gfloat *taps_y;
+  gfloat magnitude_sign;
 };
 
 GcvFilter *gcv_filter_copy (const GcvFilter * filter);

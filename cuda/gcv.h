@@ -67,6 +67,8 @@ typedef enum {
   GCV_BUILTIN_EMBOSS,
   GCV_BUILTIN_LOG,
   GCV_BUILTIN_DOG,
+  GCV_BUILTIN_SOBEL,            /* sqrt (gx^2 + gy^2) of sobel-x and sobel-y */
+  GCV_BUILTIN_SCHARR,           /* the same of scharr-x and scharr-y */
 } GcvBuiltin;
 
 typedef enum {
@@ -258,6 +260,45 @@ GCV_API void gcv_plan_free (GcvPlan * plan);
 /* Bytes a host frame needs with this stride. */
 GCV_API gsize gcv_frame_size (GcvFormat format, guint width, guint height,
     gsize stride);
+
+/* --- per-frame options and statistics (docs/statistics.md) --------------- */
+
+/* Channels (RGBA family, in memory order) or planes (Y, U, V) at most. */
+#define GCV_MAX_CHANNELS 4
+
+/* The statistics of one channel or plane of an output frame: its values
+ * after scale, bias and conversion, before rounding to an integer format. */
+typedef struct {
+  guint64 count;                /* samples */
+  gdouble sum, sum_squares;     /* NaN samples make these NaN */
+  gdouble min, max;             /* of the samples that are not NaN; NaN
+                                 * when there are none */
+  guint min_x, min_y;           /* where min is first met, in row order, in
+                                 * the plane's own samples */
+  guint max_x, max_y;
+  guint64 above;                /* samples with |value| > the threshold */
+} GcvChannelStats;
+
+typedef struct {
+  guint n_channels;             /* 0 when the frame asked for none */
+  GcvChannelStats channel[GCV_MAX_CHANNELS];
+} GcvFrameStats;
+
+/* What one frame asks for beyond the plan's filter. */
+typedef struct {
+  gboolean statistics;          /* compute GcvFrameStats for this frame */
+  gdouble statistics_threshold; /* for GcvChannelStats.above, >= 0 */
+} GcvFrameOptions;
+
+GCV_API void gcv_frame_options_init (GcvFrameOptions * options);
+/* gcv_plan_submit() with options (NULL: none). */
+GCV_API gboolean gcv_plan_submit_with (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, const GcvFrameOptions * options,
+    GcvTicket * ticket, GError ** error);
+/* gcv_plan_wait(), filling `stats` (may be NULL) with the frame's
+ * statistics: n_channels is 0 when the frame asked for none. */
+GCV_API gboolean gcv_plan_wait_stats (GcvPlan * plan, GcvTicket ticket,
+    GcvFrameStats * stats, GError ** error);
 
 G_END_DECLS
 

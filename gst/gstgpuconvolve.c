@@ -43,6 +43,7 @@
 #include "gstgpuconvolveenums.h"
 #include "gstgpuconvolveframes.h"
 #include "gstgpuconvolvepinned.h"
+#include "gstgpuconvolvestats.h"
 
 #include <gst/video/video.h>
 #include <math.h>
@@ -62,6 +63,8 @@ struct _GstGpuConvolve
   gint cuda_device_id;
   guint queue_depth;
   gchar *tuning_file;
+  GcvFrameOptions frame_options;        /* statistics and its threshold */
+  gboolean post_messages;
   gboolean settings_changed;    /* desc differs from the filter in use */
   gchar *active_algorithm;
   GstClockTime last_duration;   /* of the latest input, for the latency */
@@ -114,6 +117,9 @@ enum
   PROP_CUDA_DEVICE_ID,
   PROP_QUEUE_DEPTH,
   PROP_TUNING_FILE,
+  PROP_STATISTICS,
+  PROP_STATISTICS_THRESHOLD,
+  PROP_POST_MESSAGES,
 };
 
 /* Presets hold the filter, not the machine it runs on; the order is the
@@ -303,6 +309,18 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
           g_free (self->tuning_file);
           self->tuning_file = g_value_dup_string (value);
           break;
+        case PROP_STATISTICS:
+          self->frame_options.statistics = g_value_get_boolean (value);
+          /* into or out of passthrough (refresh_filter()) */
+          self->settings_changed = TRUE;
+          break;
+        case PROP_STATISTICS_THRESHOLD:
+          self->frame_options.statistics_threshold =
+              g_value_get_double (value);
+          break;
+        case PROP_POST_MESSAGES:
+          self->post_messages = g_value_get_boolean (value);
+          break;
         default:
           G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
           break;
@@ -425,6 +443,15 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     case PROP_TUNING_FILE:
       g_value_set_string (value, self->tuning_file);
       break;
+    case PROP_STATISTICS:
+      g_value_set_boolean (value, self->frame_options.statistics);
+      break;
+    case PROP_STATISTICS_THRESHOLD:
+      g_value_set_double (value, self->frame_options.statistics_threshold);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean (value, self->post_messages);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -454,14 +481,19 @@ set_active_algorithm (GstGpuConvolve * self)
   }
 }
 
-/* Passthrough for the identity between equal formats. TRUE when that
- * changed. */
+/* Passthrough for the identity between equal formats, when no frame
+ * needs statistics. TRUE when that changed. */
 static gboolean
 update_passthrough (GstGpuConvolve * self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   gboolean was = gst_base_transform_is_passthrough (trans);
-  gboolean now = self->filter && gcv_filter_is_identity (self->filter)
+  gboolean statistics, now;
+
+  GST_OBJECT_LOCK (self);
+  statistics = self->frame_options.statistics;
+  GST_OBJECT_UNLOCK (self);
+  now = self->filter && gcv_filter_is_identity (self->filter) && !statistics
       && self->in_info.format == self->out_info.format
       && self->in_info.cuda_memory == self->out_info.cuda_memory;
 
@@ -788,7 +820,14 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     goto fail;
   }
 
-  if (!gcv_plan_submit (self->plan, &src, &dst, &frame->ticket, &error)) {
+  /* the statistics asked for now hold for this frame */
+  GST_OBJECT_LOCK (self);
+  frame->options = self->frame_options;
+  frame->post_messages = self->post_messages;
+  GST_OBJECT_UNLOCK (self);
+  frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
+  if (!gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
+          &frame->ticket, &error)) {
     if (g_error_matches (error, GCV_ERROR, GCV_ERROR_INTERRUPTED)) {
       /* a flush or a stop, not an error: the frame is dropped */
       GST_DEBUG_OBJECT (self, "frame dropped: %s", error->message);
@@ -1402,7 +1441,9 @@ gst_gpu_convolve_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 {
   GType api = meta->info->api;
 
-  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE)
+  /* an upstream element's statistics are not the filtered frame's */
+  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE
+      || gst_gpu_convolve_stats_is_meta (meta))
     return FALSE;
   if (api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE
       || api == GST_VIDEO_AFFINE_TRANSFORMATION_META_API_TYPE
@@ -1948,6 +1989,48 @@ gst_gpu_convolve_class_init (GstGpuConvolveClass * klass)
           "Dispatcher table to use instead of the cached or shipped one "
           "(empty: none, the heuristic alone)",
           NULL, ready));
+  /**
+   * GstGpuConvolve:statistics:
+   *
+   * Per-frame statistics of the output, per channel or plane filtered: count,
+   * sum, sum of squares, minimum and maximum with where they are, and the
+   * samples above statistics-threshold. They come with each output buffer in
+   * a custom meta (GstGpuConvolveStatisticsMeta) and, with post-messages, as
+   * element messages. docs/statistics.md names the fields.
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property (gobject_class, PROP_STATISTICS,
+      g_param_spec_boolean ("statistics", "Statistics",
+          "Per-frame statistics of the output in a meta on each buffer",
+          FALSE, live));
+  /**
+   * GstGpuConvolve:statistics-threshold:
+   *
+   * The statistics count the samples whose absolute value is above this, in
+   * output units (0..255 for 8-bit formats, before rounding).
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property (gobject_class, PROP_STATISTICS_THRESHOLD,
+      g_param_spec_double ("statistics-threshold", "Statistics threshold",
+          "The statistics count the samples whose |value| is above this",
+          0.0, G_MAXDOUBLE, 0.0, controllable));
+  /**
+   * GstGpuConvolve:post-messages:
+   *
+   * Also post each frame's statistics as an element message named
+   * gpuconvolve-statistics, with its timestamp, stream time, running time and
+   * duration, as level and videoanalyse do.
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post the statistics of each frame as an element message", FALSE,
+          live));
+
+  gst_gpu_convolve_stats_register ();
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);

@@ -28,7 +28,11 @@ DEFINE_ENUM (gst_gpu_convolve_filter_get_type, "GstGpuConvolveFilter",
     {GCV_BUILTIN_SCHARR_Y, "Scharr derivative in y (3x3)", "scharr-y"},
     {GCV_BUILTIN_EMBOSS, "Emboss, light from the top left", "emboss"},
     {GCV_BUILTIN_LOG, "Laplacian of Gaussian, zero sum", "log"},
-    {GCV_BUILTIN_DOG, "Difference of Gaussians sigma and 1.6 sigma", "dog"});
+    {GCV_BUILTIN_DOG, "Difference of Gaussians sigma and 1.6 sigma", "dog"},
+    {GCV_BUILTIN_SOBEL, "Gradient magnitude of sobel-x and sobel-y "
+          "(size >= 3)", "sobel"},
+    {GCV_BUILTIN_SCHARR, "Gradient magnitude of scharr-x and scharr-y (3x3)",
+        "scharr"});
 
 DEFINE_ENUM (gst_gpu_convolve_mode_get_type, "GstGpuConvolveMode",
     {GCV_MODE_CORRELATION, "Correlation, as OpenCV filter2D", "correlation"},

@@ -1,5 +1,8 @@
 /* Frames in flight and the events between them; see gstgpuconvolveframes.h. */
 #include "gstgpuconvolveframes.h"
+#include "gstgpuconvolvestats.h"
+
+#include <gst/base/gstbasetransform.h>
 
 GST_DEBUG_CATEGORY_EXTERN (gst_gpu_convolve_debug);
 #define GST_CAT_DEFAULT gst_gpu_convolve_debug
@@ -92,11 +95,31 @@ gst_gpu_convolve_frames_send_events (GstGpuConvolveFrames * frames)
           "not handled downstream");
 }
 
+/* The frame's statistics onto its output buffer, and on the bus where
+ * asked. */
+static void
+deliver_stats (GstGpuConvolveFrames * frames, GstGpuConvolveFrame * frame,
+    const GcvFrameStats * stats)
+{
+  GstStructure *s;
+
+  if (stats->n_channels == 0)
+    return;
+  s = gst_gpu_convolve_stats_structure (stats,
+      frame->options.statistics_threshold, frame->channels);
+  if (frame->post_messages)
+    gst_element_post_message (frames->element,
+        gst_gpu_convolve_stats_message (frames->element,
+            &GST_BASE_TRANSFORM (frames->element)->segment, frame->outbuf, s));
+  gst_gpu_convolve_stats_attach (frame->outbuf, s);
+}
+
 GstFlowReturn
 gst_gpu_convolve_frames_finish_oldest (GstGpuConvolveFrames * frames,
     GcvPlan * plan, GstBuffer ** outbuf)
 {
   GstGpuConvolveFrame *frame = g_queue_pop_head (&frames->in_flight);
+  GcvFrameStats stats;
   GError *error = NULL;
 
   *outbuf = NULL;
@@ -104,7 +127,7 @@ gst_gpu_convolve_frames_finish_oldest (GstGpuConvolveFrames * frames,
     g_queue_push_tail (&frames->pending_events,
         g_queue_pop_head (&frame->events));
   gint64 t0 = g_get_monotonic_time ();
-  gboolean waited = gcv_plan_wait (plan, frame->ticket, &error);
+  gboolean waited = gcv_plan_wait_stats (plan, frame->ticket, &stats, &error);
 
   /* the host path of a frame, with submit_frame()'s log line */
   GST_LOG_OBJECT (frames->element, "frame %" G_GUINT64_FORMAT ": waited %"
@@ -117,9 +140,10 @@ gst_gpu_convolve_frames_finish_oldest (GstGpuConvolveFrames * frames,
     gst_gpu_convolve_frame_free (frame);
     return GST_FLOW_ERROR;
   }
-  *outbuf = g_steal_pointer (&frame->outbuf);
-  gst_buffer_unmap (*outbuf, &frame->out_map);
+  gst_buffer_unmap (frame->outbuf, &frame->out_map);
   frame->out_map.memory = NULL;
+  deliver_stats (frames, frame, &stats);
+  *outbuf = g_steal_pointer (&frame->outbuf);
   gst_gpu_convolve_frame_free (frame);
   return GST_FLOW_OK;
 }

@@ -17,6 +17,11 @@ typedef struct
   GstMapInfo in_map, out_map;
   GcvTicket ticket;
   GQueue events;
+  /* what the frame asked for: statistics, as a meta on its output and, with
+   * post_messages, on the bus; `channels` names them */
+  GcvFrameOptions options;
+  gboolean post_messages;
+  const gchar *const *channels;
 } GstGpuConvolveFrame;
 
 typedef struct _GstGpuConvolveFrames GstGpuConvolveFrames;

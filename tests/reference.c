@@ -403,7 +403,7 @@ ref_filter (const RefImage * in, const RefParams * p)
   for (gint y = 0; y < h; y++)
     for (gint x = 0; x < w; x++)
       for (guint c = 0; c < filtered; c++) {
-        gdouble sum = 0.0;
+        gdouble sum = 0.0, sum_y = 0.0;
         for (gint j = 0; j < kh; j++) {
           const gint sy = fy[y * kh + j];
           for (gint i = 0; i < kw; i++) {
@@ -411,13 +411,26 @@ ref_filter (const RefImage * in, const RefParams * p)
             gdouble v = sx < 0 || sy < 0 ? p->border_value :
                 ref_pixel (in, sx, sy)[c];
             sum += k->k[j * kw + i] * v;
+            if (p->kernel_y)
+              sum_y += p->kernel_y->k[j * kw + i] * v;
           }
         }
+        if (p->kernel_y)
+          sum = sqrt (sum * sum + sum_y * sum_y);
         ref_pixel (out, x, y)[c] = p->bias + scale * sum;
       }
   g_free (fx);
   g_free (fy);
   return out;
+}
+
+/* sum|K|, of both kernels of a magnitude (its error is at most the sum of
+ * theirs) */
+static gdouble
+taps_sum_abs (const RefParams * p)
+{
+  return ref_kernel_sum_abs (params_kernel (p)) +
+      (p->kernel_y ? ref_kernel_sum_abs (p->kernel_y) : 0.0);
 }
 
 gdouble
@@ -427,8 +440,8 @@ ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
 
   if (p->border == REF_BORDER_CONSTANT)
     m = MAX (m, fabs (p->border_value));
-  return 1e-5 * fabs (ref_effective_scale (p)) *
-      ref_kernel_sum_abs (params_kernel (p)) * m * unit + 1e-6;
+  return 1e-5 * fabs (ref_effective_scale (p)) * taps_sum_abs (p) * m * unit
+      + 1e-6;
 }
 
 gdouble
@@ -440,7 +453,38 @@ ref_u8_tolerance (const RefParams * p, const RefImage * in,
   if (p->border == REF_BORDER_CONSTANT)
     m = MAX (m, fabs (p->border_value) * (in_is_float ? 255.0 : 1.0));
   return MAX (1.0, 1e-5 * fabs (ref_effective_scale (p)) *
-      ref_kernel_sum_abs (params_kernel (p)) * m);
+      taps_sum_abs (p) * m);
+}
+
+void
+ref_stats (const RefImage * img, guint c, gdouble unit, gdouble threshold,
+    gdouble tol, RefStats * s)
+{
+  memset (s, 0, sizeof (*s));
+  s->min = s->max = NAN;
+  for (guint y = 0; y < img->height; y++)
+    for (guint x = 0; x < img->width; x++) {
+      gdouble v = ref_pixel (img, x, y)[c] * unit;
+      s->count++;
+      s->sum += v;
+      s->sum_squares += v * v;
+      if (fabs (v) > threshold)
+        s->above++;
+      if (fabs (fabs (v) - threshold) <= tol)
+        s->near++;
+      if (isnan (v))
+        continue;
+      if (isnan (s->min) || v < s->min) {
+        s->min = v;
+        s->min_x = x;
+        s->min_y = y;
+      }
+      if (isnan (s->max) || v > s->max) {
+        s->max = v;
+        s->max_x = x;
+        s->max_y = y;
+      }
+    }
 }
 
 guint8

@@ -89,6 +89,10 @@ typedef struct {
   RefBorder border;
   gdouble border_value;
   gboolean filter_alpha;
+  /* a second kernel (same size and anchor): the output is then the
+   * magnitude sqrt(gx^2 + gy^2) of `kernel`'s gx and this one's gy, with
+   * scale and bias applied to the magnitude */
+  const RefKernel *kernel_y;
 } RefParams;
 
 void ref_params_init (RefParams * p, const RefKernel * kernel);
@@ -114,6 +118,23 @@ gdouble ref_float_tolerance (const RefParams * p, const RefImage * in,
  * sum|scale K| * max|in| * 255). */
 gdouble ref_u8_tolerance (const RefParams * p, const RefImage * in,
     gboolean in_is_float);
+
+/* Per-frame statistics of one channel (docs/statistics.md). */
+typedef struct {
+  guint64 count;
+  gdouble sum, sum_squares;
+  gdouble min, max;             /* of the samples that are not NaN */
+  guint min_x, min_y, max_x, max_y;     /* first in row order */
+  guint64 above;                /* |v| > threshold */
+  guint64 near;                 /* |v| within `tol` of the threshold, where
+                                 * a result within tolerance may fall on
+                                 * either side */
+} RefStats;
+
+/* The statistics of channel c of `img`, each sample times `unit` (into
+ * output units). */
+void ref_stats (const RefImage * img, guint c, gdouble unit,
+    gdouble threshold, gdouble tol, RefStats * s);
 
 /* Round to nearest, ties to even, saturate to [0, 255]; NaN gives 0. */
 guint8 ref_to_u8 (gdouble v);
