@@ -14,23 +14,24 @@ from . import files, inputs
 from .files import shown
 from .jobs import (RUNNER_NAME, EdgeEnergy, Pipeline, UsageError, check_template,
                    check_with_element, output_path, parse_properties, split_template)
+from .shares import FILES_PER_GPU
 from .signals import Interrupted, StopSignals
 
 # tools/batch/gpuconvolve_batch/cli.py -> the source tree
 SOURCE_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_BUILD = SOURCE_ROOT / "build"
-EDGE_ENERGY_ENV = "GPUCONVOLVE_EDGE_ENERGY"
 RUNNER_ENV = "GPUCONVOLVE_BATCH_RUN"
 TEST_KILL_ENV = "GPUCONVOLVE_BATCH_TEST_KILL"
-# What the tasks' commands need to find the element, wherever they run.
+# What the workers need to find the element, wherever they run.
 FORWARDED_ENV = ("GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0", "GST_PRESET_PATH",
                  "GPUCONVOLVE_TUNING_PATH", "GST_DEBUG")
 
 DESCRIPTION = """\
-Runs gpuconvolve over many video files with Ray, one task per file, on this
-machine or on a Ray cluster. By default each file gets the edge-energy
-analysis of examples/edge-energy (one CSV per file); --pipeline runs any
-gst-launch-1.0 description instead (through gpuconvolve-batch-run)."""
+Runs gpuconvolve over many video files with Ray, on this machine or on a
+Ray cluster: slots of warm workers (--files-per-gpu of them on each GPU, or
+one per --cpus-per-task CPUs without GPUs) take file after file. By default
+each file gets the edge-energy analysis of examples/edge-energy (one CSV per
+file); --pipeline runs any gst-launch-1.0 description instead."""
 
 EPILOG = """\
 examples:
@@ -65,11 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("--pipeline", metavar="TEMPLATE",
                      help="a gst-launch-1.0 description with {input} and {output} to run "
                           "instead of the edge-energy analysis")
-    job.add_argument("--edge-energy", metavar="PATH",
-                     help=f"the edge-energy program (default: ${EDGE_ENERGY_ENV}, else "
-                          f"{DEFAULT_BUILD / 'examples' / 'edge-energy'})")
+    job.add_argument("--edge-energy", metavar="PATH", help=argparse.SUPPRESS)
     job.add_argument("--threshold", type=float, metavar="T",
                      help="edge-energy's --threshold (strong-edge gradient, default 0.5)")
+    job.add_argument("--reduce", choices=("statistics", "host"),
+                     help="edge-energy's --reduce: statistics (default: the element's "
+                          "per-frame statistics, no frame downloaded) or host (the reference)")
     job.add_argument("-p", "--property", action="append", default=[], metavar="NAME=VALUE",
                      help="a gpuconvolve property for every gpuconvolve element; repeatable")
     job.add_argument("--preset", metavar="NAME",
@@ -84,13 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--address", metavar="HOST:PORT",
                          help="join this running cluster ('auto': the one started on this "
                               "machine); default $RAY_ADDRESS, else a Ray instance of its own")
-    cluster.add_argument("--gpus-per-task", type=float, metavar="N",
-                         help="GPUs each task asks for (0.5 puts two on a GPU); default 1 where "
-                              "Ray sees GPUs, else 0 with the CPU backend")
+    cluster.add_argument("--files-per-gpu", type=int, metavar="N",
+                         help=f"files run at once on each GPU, each by a warm worker of its own "
+                              f"(default {FILES_PER_GPU}: enough to keep a GPU's video decoders "
+                              "busy)")
+    cluster.add_argument("--gpus-per-task", type=float, metavar="G",
+                         help="each slot's share of a GPU, the older way to say it: G is "
+                              "--files-per-gpu 1/G; 0: no GPU, the CPU backend")
     cluster.add_argument("--cpus-per-task", type=float, default=1.0, metavar="N",
-                         help="CPUs each task asks for (default 1)")
+                         help="CPUs each slot asks for (default 1); without GPUs, a node runs "
+                              "its CPUs / N files at once")
     cluster.add_argument("--retries", type=int, default=2, metavar="N",
-                         help="how often a failed or lost task is tried again (default 2)")
+                         help="how often a failed file, or one whose worker or node was lost, "
+                              "is tried again (default 2)")
 
     out = p.add_argument_group("outcome")
     out.add_argument("--resume", action="store_true",
@@ -106,13 +114,18 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
 
     _check_numbers(args)
     properties = parse_properties(args.property)
+    runner = find_runner()
+    env = task_env(_build_of(runner, 2))
+    if args.edge_energy is not None:
+        print(f"gpuconvolve-batch: --edge-energy is no longer used (ignored): the edge-energy "
+              f"job runs inside {RUNNER_NAME}, the same analysis as examples/edge-energy; "
+              f"${RUNNER_ENV} chooses the program", file=sys.stderr)
     if args.pipeline is not None:
-        if args.threshold is not None:
-            raise UsageError("--threshold is edge-energy's; it does not apply to --pipeline")
+        for option in ("threshold", "reduce"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option} is edge-energy's; it does not apply to --pipeline")
         words = split_template(args.pipeline)
         check_template(words)
-        runner = find_runner()
-        env = task_env(_build_of(runner, 2))
         preset_properties, missing = check_with_element(runner, env, properties, args.preset,
                                                         words)
         if missing:
@@ -120,16 +133,14 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
             if not address:              # this machine is the one that runs it
                 raise UsageError(missing)
             print(f"gpuconvolve-batch: {missing}: the nodes must have it", file=sys.stderr)
-        spec = Pipeline(args.pipeline, properties, args.preset, runner, preset_properties)
+        spec = Pipeline(args.pipeline, properties, args.preset, preset_properties)
     else:
         if args.preset:
             raise UsageError(f"--preset {args.preset}: the edge-energy job sets its own Sobel "
-                             "filters; a preset applies only to --pipeline")
-        edge_energy = find_edge_energy(args.edge_energy)
-        env = task_env(_build_of(edge_energy, 1))
-        spec = EdgeEnergy(edge_energy, properties, args.threshold)
+                             "filter; a preset applies only to --pipeline")
+        spec = EdgeEnergy(properties, args.threshold, args.reduce)
         if properties:                 # backend=: the element's to judge
-            check_with_element(find_runner(), env, properties, None, [])
+            check_with_element(runner, env, properties, None, [])
 
     paths = inputs.expand_inputs(args.inputs, args.input_list, args.null)
     input_keys = files.keys(paths)
@@ -143,8 +154,9 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
                                       output_dir, outputs, input_keys)
 
     return Plan(spec=spec, inputs=paths, outputs=outputs, output_dir=output_dir,
-                report_path=report_path, command=["gpuconvolve-batch"] + argv,
+                report_path=report_path, command=["gpuconvolve-batch"] + argv, runner=runner,
                 address=args.address or os.environ.get("RAY_ADDRESS") or None,
+                files_per_gpu=args.files_per_gpu,
                 gpus_per_task=args.gpus_per_task, cpus_per_task=args.cpus_per_task,
                 retries=args.retries, timeout=args.timeout, resume=args.resume,
                 env=env, test_kill=os.environ.get(TEST_KILL_ENV) or None,
@@ -152,6 +164,11 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
+    if args.files_per_gpu is not None and args.files_per_gpu < 1:
+        raise UsageError("--files-per-gpu must be 1 or more")
+    if args.files_per_gpu is not None and args.gpus_per_task is not None:
+        raise UsageError("--files-per-gpu and --gpus-per-task say the same thing (G is "
+                         "--files-per-gpu 1/G): give one")
     if args.gpus_per_task is not None and not args.gpus_per_task >= 0:
         raise UsageError("--gpus-per-task must be 0 or more")
     if args.gpus_per_task and args.gpus_per_task > 1 and args.gpus_per_task % 1:
@@ -166,19 +183,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError("--threshold must be 0 or more")
 
 
-def find_edge_energy(given: str | None) -> str:
-    """The edge-energy program: --edge-energy, the environment, the build tree."""
-    candidate = given or os.environ.get(EDGE_ENERGY_ENV) or str(DEFAULT_BUILD / "examples" /
-                                                                "edge-energy")
-    source = ("--edge-energy" if given else f"${EDGE_ENERGY_ENV}"
-              if os.environ.get(EDGE_ENERGY_ENV) else "the build tree")
-    path = candidate if os.sep in candidate else shutil.which(candidate) or candidate
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        raise UsageError(f"edge-energy program not found at {candidate} (from {source}); build "
-                         "the project (meson compile -C build) or give --edge-energy PATH")
-    return os.path.abspath(path)
-
-
 def find_runner() -> str:
     """gpuconvolve-batch-run: the environment, the build tree, $PATH."""
     given = os.environ.get(RUNNER_ENV)
@@ -187,16 +191,16 @@ def find_runner() -> str:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
     where = f"${RUNNER_ENV} ({shown(given)})" if given else f"{built} or $PATH"
-    raise UsageError(f"{RUNNER_NAME} not found at {where}: it runs --pipeline jobs and checks "
-                     "--property; build the project (meson compile -C build) or set "
+    raise UsageError(f"{RUNNER_NAME} not found at {where}: it is the worker that runs the "
+                     "jobs; build the project (meson compile -C build) or set "
                      f"{RUNNER_ENV}")
 
 
 def task_env(build: Path) -> dict[str, str]:
-    """Environment the driver hands to every task's command (and to its
-    own checks). Uninstalled (no plugin path set and `build`, the build of
-    the program run, has the plugin), it points GStreamer at that build,
-    its presets and tuning tables, as `meson devenv` does."""
+    """Environment the driver hands to every worker (and to its own
+    checks). Uninstalled (no plugin path set and `build`, the build of the
+    worker, has the plugin), it points GStreamer at that build, its presets
+    and tuning tables, as `meson devenv` does."""
     env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     plugin_dir = build / "gst"
     if ("GST_PLUGIN_PATH" not in env and "GST_PLUGIN_PATH_1_0" not in env

@@ -1,5 +1,6 @@
-"""Runs a batch on Ray: one task per file, retried when it fails, with a
-progress line while they run and the report at the end."""
+"""Runs a batch on Ray: slots of warm workers (schedule.py, slot.py) take
+file after file, a failed file is tried again, with a progress line while
+they run and the report at the end."""
 from __future__ import annotations
 
 import collections
@@ -19,16 +20,16 @@ from typing import Any
 import ray
 import ray.cloudpickle
 
-from . import files, report, worker
+from . import files, report, schedule, shares
 from .files import FileKey, shown
 from .jobs import EdgeEnergy, Job, Pipeline, UsageError
 from .progress import Progress, ProgressLine
 from .signals import Interrupted, StopSignals
 
-POLL = 0.5                       # seconds between progress updates
-LOST = "its worker or node was lost"
-# Ray's notice of each retry: the task's traceback, on stdout
-_RETRY_NOTICE = re.compile(r"retries remaining|will be retried")
+# Ray's notices of what the driver reports itself, with the file's name: a
+# retry (with a traceback), a worker lost
+_RETRY_NOTICE = re.compile(r"retries remaining|will be retried|"
+                           r"A worker died or was killed while executing")
 
 
 @dataclass
@@ -40,7 +41,9 @@ class Plan:
     output_dir: str
     report_path: str
     command: list[str]
+    runner: str
     address: str | None = None
+    files_per_gpu: int | None = None      # None: shares.FILES_PER_GPU
     gpus_per_task: float | None = None
     cpus_per_task: float = 1.0
     retries: int = 2
@@ -71,23 +74,28 @@ def run(plan: Plan, stop: StopSignals) -> int:
     started_at = datetime.datetime.now(datetime.timezone.utc)
     started = time.monotonic()
     ray_info: dict[str, Any] = {}
-    task_seconds = 0.0
+    workers: list[dict[str, Any]] = []
     try:
         stop.check()                     # a signal while the arguments were checked
         if todo:
             _adopt_orphans()
             try:
                 with stop.breakable():   # Ray half started would leave processes
+                    ray_started = time.monotonic()
                     ray_info = _connect(plan.address)
+                    ray_info["startup_seconds"] = round(time.monotonic() - ray_started, 3)
             except Exception as e:
                 _explain_connect_failure(plan.address, e)
                 return 2
             stop.install()
             stop.check()
-            gpus = _gpus_per_task(plan, ray_info)
-            ray_info.update(gpus_per_task=gpus, cpus_per_task=plan.cpus_per_task)
-            jobs = _jobs(plan, todo, gpus == 0)
-            task_seconds = _execute(plan, jobs, records, gpus, stop)
+            share = _share(plan, ray_info, len(todo))
+            ray_info.update(files_per_gpu=(plan.files_per_gpu or shares.FILES_PER_GPU)
+                            if plan.gpus_per_task is None and share.gpus > 0 else None,
+                            gpus_per_task=share.gpus, cpus_per_task=share.cpus,
+                            slots=share.count)
+            jobs = _jobs(plan, todo, share.gpus == 0)
+            workers = _execute(plan, jobs, records, share, stop)
     except Interrupted:
         pass
     except UsageError as e:
@@ -103,8 +111,8 @@ def run(plan: Plan, stop: StopSignals) -> int:
             if record["status"] == "pending":
                 record["status"] = "cancelled"
 
-    total = report.totals(records, seconds, task_seconds,
-                          counts_frames=plan.spec.kind == "edge-energy")
+    total = report.totals(records, seconds, counts_frames=plan.spec.kind == "edge-energy",
+                          workers=workers)
     try:
         report.write_json(plan.report_path, {
             "version": report.REPORT_VERSION,
@@ -115,6 +123,7 @@ def run(plan: Plan, stop: StopSignals) -> int:
             "ray": ray_info,
             "totals": total,
             "nodes": report.by_node(records),
+            "workers": workers,
             "files": records,
         }, keep=plan.input_keys)
         written = True
@@ -210,9 +219,10 @@ def _connect(address: str | None) -> dict[str, Any]:
     # The tasks' code travels with them, so that nodes need only Ray itself.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__package__])
     nodes = [n for n in ray.nodes() if n.get("Alive")]
+    resources = ray.cluster_resources()
     return {"address": address or "embedded", "gcs_address": ray.get_runtime_context().gcs_address,
-            "version": ray.__version__, "nodes": len(nodes),
-            "gpus": ray.cluster_resources().get("GPU", 0)}
+            "version": ray.__version__, "nodes": len(nodes), "gpus": resources.get("GPU", 0),
+            "cpus": resources.get("CPU", 0)}
 
 
 def _adapt_ray() -> None:
@@ -259,9 +269,10 @@ def _explain_connect_failure(address: str | None, error: Exception) -> None:
 
 
 def _route_ray_notices() -> None:
-    """Ray prints a notice with the task's traceback on stdout each time it
-    retries a task; the driver notes retries itself (with the file's name),
-    so those are dropped, and Ray's other notices go to stderr. This reaches
+    """Ray prints a notice on stdout when a worker of the batch dies (and
+    one with a traceback when it retries a task); the driver notes lost
+    workers and retries itself (with the file's name), so those are
+    dropped, and Ray's other notices go to stderr. This reaches
     into Ray's internals (the pinned version's); without them Ray prints as
     it does."""
     import ray._private.worker as ray_worker
@@ -276,21 +287,41 @@ def _route_ray_notices() -> None:
     ray_worker.print_to_stdstream = route
 
 
-def _gpus_per_task(plan: Plan, ray_info: dict[str, Any]) -> float:
-    available = ray_info["gpus"]
-    if plan.gpus_per_task is None:
-        return 1.0 if available > 0 else 0.0
-    if plan.gpus_per_task > 0 and available == 0:
+def _share(plan: Plan, ray_info: dict[str, Any], files: int) -> shares.SlotShare:
+    """The slots: --files-per-gpu on each GPU (or --gpus-per-task's share),
+    else one per --cpus-per-task CPUs; no more than the CPUs hold, nor
+    than there are files."""
+    gpus = ray_info["gpus"]
+    if plan.gpus_per_task and gpus == 0:
         if not plan.address:
             raise UsageError(f"--gpus-per-task {plan.gpus_per_task:g}: Ray sees no GPU on this "
                              "machine; use --gpus-per-task 0 (the CPU backend)")
-        print("gpuconvolve-batch: the cluster has no GPU now; the tasks wait until a node "
+        print("gpuconvolve-batch: the cluster has no GPU now; the slots wait until a node "
               "with GPUs joins", file=sys.stderr)
-    return plan.gpus_per_task
+    if plan.files_per_gpu and gpus == 0:
+        print(f"gpuconvolve-batch: --files-per-gpu {plan.files_per_gpu}: Ray sees no GPU; "
+              "the CPU backend runs CPUs / --cpus-per-task files at once", file=sys.stderr)
+    share = shares.share_of(plan.files_per_gpu or shares.FILES_PER_GPU, plan.gpus_per_task,
+                            plan.cpus_per_task, gpus, ray_info["cpus"])
+    if share.cpus > ray_info["cpus"]:
+        if not plan.address:
+            raise UsageError(f"--cpus-per-task {share.cpus:g}: Ray sees {ray_info['cpus']:g} CPUs "
+                             "on this machine")
+        print(f"gpuconvolve-batch: --cpus-per-task {share.cpus:g}: the cluster has "
+              f"{ray_info['cpus']:g} CPUs now; the slots wait until a node that fits joins",
+              file=sys.stderr)
+    fits = shares.cpu_limit(share, ray_info["cpus"])
+    if fits is not None and share.gpus > 0:
+        print(f"gpuconvolve-batch: {share.count} slots of {share.cpus:g} CPU(s) each do not fit "
+              f"the cluster's {ray_info['cpus']:g} CPUs: {fits} slots (a smaller "
+              "--cpus-per-task fits more)", file=sys.stderr)
+        share.count = fits
+    share.count = max(1, min(share.count, files))
+    return share
 
 
 def _jobs(plan: Plan, todo: list[int], cpu_only: bool) -> list[Job]:
-    argv = plan.spec.argv(cpu_only)
+    options = plan.spec.options(cpu_only)
     words = plan.spec.words(cpu_only)
     by_name = collections.defaultdict(list)
     for path in plan.inputs:
@@ -300,137 +331,28 @@ def _jobs(plan: Plan, todo: list[int], cpu_only: bool) -> list[Job]:
         input_path, output = plan.inputs[index], plan.outputs[index]
         guards = (input_path, *(p for p in by_name.get(os.path.basename(output), ())
                                 if p != input_path))
-        jobs.append(Job(index=index, input=input_path, output=output, argv=argv,
-                        kind=plan.spec.kind, words=words, guards=guards, env=plan.env,
-                        timeout=plan.timeout,
+        jobs.append(Job(index=index, input=input_path, output=output, kind=plan.spec.kind,
+                        options=options, words=words, guards=guards, timeout=plan.timeout,
                         test_kill=plan.test_kill == os.path.basename(input_path)))
     return jobs
 
 
 def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
-             gpus: float, stop: StopSignals) -> float:
-    """Runs the tasks and fills in the records, until they end or a signal
-    asks to stop (then the files not done are cancelled). Returns the
-    seconds from the first task submitted to the last ended (the batch's
-    time less Ray's start)."""
-    started = time.monotonic()
-    task = ray.remote(
-        num_cpus=plan.cpus_per_task, num_gpus=gpus,
-        # max_retries counts lost workers and nodes as well as exceptions
-        max_retries=plan.retries, retry_exceptions=True)(worker.run_job)
+             share: shares.SlotShare, stop: StopSignals) -> list[dict[str, Any]]:
+    """Runs the files on the slots and fills in the records, until they end
+    or a signal asks to stop (then the files not done are cancelled).
+    Returns the report's workers."""
     progress = Progress.remote()
-    pending = {task.options(name=f"gpuconvolve-batch {shown(job.name)}").remote(job, progress):
-               job for job in jobs}
     line = ProgressLine(len(records), counts_frames=plan.spec.kind == "edge-energy",
                         enabled=plan.show_progress)
-    finished = sum(r["status"] == "skipped" for r in records)
-    failed = 0
-    snapshot: dict[str, dict] = {"attempts": {}, "places": {}, "frames": {}, "errors": {}}
+    scheduler = schedule.Scheduler(jobs, records, share, plan.runner, plan.env, plan.retries,
+                                   progress, line, stop)
     try:
-        while pending and not stop.requested:
-            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=POLL)
-            if stop.requested:
-                break
-            for ref in ready:
-                job = pending.pop(ref)
-                ok = _collect(ref, records[job.index])
-                finished += 1
-                failed += not ok
-            previous, snapshot = snapshot, _snapshot(progress, snapshot)
-            for note in _retry_notes(previous, snapshot, records):
-                line.note(note)
-            frames = sum(snapshot["frames"].values())
-            running = sum(job.index in snapshot["attempts"] for job in pending.values())
-            line.update(finished, failed, running, len(pending) - running, frames,
-                        file_ended=bool(ready))
+        scheduler.run()
     finally:
         line.close()
-        if pending:
-            _cancel(pending, records)
-        snapshot = _snapshot(progress, snapshot, timeout=2 if stop.requested else 10)
-        for job in jobs:
-            _fill_from_progress(records[job.index], job.index, snapshot)
-    return time.monotonic() - started
-
-
-def _cancel(pending: dict[ray.ObjectRef, Job], records: list[dict[str, Any]]) -> None:
-    """Files that ended in the meantime are done; the others are cancelled
-    (their workers killed, and with them the commands)."""
-    try:
-        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
-    except Exception:
-        ready = []
-    for ref in ready:
-        record = records[pending.pop(ref).index]
-        if not _collect(ref, record):
-            record.update(status="cancelled", error=None, log=[])
-    for ref, job in pending.items():
-        try:
-            ray.cancel(ref, force=True)
-        except Exception:
-            pass
-        records[job.index]["status"] = "cancelled"
-
-
-def _collect(ref: ray.ObjectRef, record: dict[str, Any]) -> bool:
-    try:
-        result = ray.get(ref)
-    except Exception as e:
-        message = _error_text(e)
-        record.update(status="failed", error=message[0], log=message[1:])
-        return False
-    record.update(status="done", frames=result["frames"], seconds=result["seconds"],
-                  node=result["node"], gpus=result["gpus"],
-                  cuda_visible_devices=result["cuda_visible_devices"],
-                  algorithms=result["algorithms"])
-    return True
-
-
-def _error_text(error: Exception) -> list[str]:
-    """The error's first line, then the command's output when there is one."""
-    cause = getattr(error, "cause", None)
-    if isinstance(error, ray.exceptions.RayTaskError) and cause is not None:
-        # the task's own exception, without Ray's traceback around it
-        text = str(cause)
-        if type(cause).__name__ != "JobFailed":
-            text = f"{type(cause).__name__}: {text}"
-    else:
-        text = str(error) or type(error).__name__
-    lines = text.strip().splitlines() or [type(error).__name__]
-    return lines
-
-
-def _retry_notes(previous: dict[str, dict], now: dict[str, dict],
-                 records: list[dict[str, Any]]) -> list[str]:
-    """A line for each retry started since the last snapshot, with why the
-    attempt before it failed."""
-    notes = []
-    for index, attempts in now["attempts"].items():
-        for attempt in range(max(previous["attempts"].get(index, 1), 1), attempts):
-            why = now["errors"].get(index, {}).get(attempt, LOST)
-            notes.append(f"retrying {shown(os.path.basename(records[index]['input']))} "
-                         f"(attempt {attempt + 1}): attempt {attempt} failed: {why}")
-    return notes
-
-
-def _snapshot(progress: Any, previous: dict[str, dict], timeout: float = 10) -> dict[str, dict]:
-    try:
-        return ray.get(progress.snapshot.remote(), timeout=timeout)
-    except Exception:                     # keep going without fresh counts
-        return previous
-
-
-def _fill_from_progress(record: dict[str, Any], index: int, snapshot: dict[str, dict]) -> None:
-    """Attempts, and where a file that failed ran last."""
-    record["attempts"] = snapshot["attempts"].get(index, record["attempts"])
-    errors = snapshot["errors"].get(index, {})
-    last_failed = record["attempts"] if record["status"] == "failed" else record["attempts"] - 1
-    record["failed_attempts"] = [{"attempt": a, "error": errors.get(a, LOST)}
-                                 for a in range(1, last_failed + 1)]
-    place = snapshot["places"].get(index)
-    if record["status"] != "done" and place:
-        record.update(node=place["node"], gpus=place["gpus"],
-                      cuda_visible_devices=place["cuda_visible_devices"])
+        scheduler.stop_slots()
+    return scheduler.workers()
 
 
 def _remove_parts(plan: Plan, wait: float) -> int:
@@ -451,9 +373,10 @@ def _describe(plan: Plan) -> dict[str, Any]:
     spec = plan.spec
     described: dict[str, Any] = {"kind": spec.kind, "properties": spec.properties}
     if isinstance(spec, EdgeEnergy):
-        described.update(edge_energy=spec.binary, threshold=spec.threshold)
+        described.update(threshold=spec.threshold, reduce=spec.reduce or "statistics")
     else:
         described.update(pipeline=spec.template, preset=spec.preset)
+    described["worker"] = plan.runner
     described.update(output_dir=plan.output_dir, retries=plan.retries, timeout=plan.timeout,
                      resume=plan.resume)
     return described

@@ -1,13 +1,13 @@
-"""What the task of one file runs: its command line and its output path.
+"""What a slot's worker runs for one file: the job sent to
+`gpuconvolve-batch-run serve` (batch-serve.c), and its output path.
 
 Two kinds of job:
-- edge-energy (the default): the example program examples/edge-energy,
-  whose CSV on stdout is the output;
-- pipeline: a gst-launch-1.0 description with {input} and {output}, run by
-  gpuconvolve-batch-run (gpuconvolve-batch-run.c), where {output} is what
-  the pipeline writes.
+- edge-energy (the default): the analysis of examples/edge-energy (linked
+  into the worker), whose CSV is the output;
+- pipeline: a gst-launch-1.0 description with {input} and {output}, where
+  {output} is what the pipeline writes (batch-pipeline.c).
 
-The paths are whole arguments of the command, never put into other text:
+The paths are values of their own in the job, never put into other text:
 a path may hold any bytes but NUL, quotes and {output} included.
 
 Everything here is checked on the driver before Ray starts, so that a bad
@@ -83,60 +83,73 @@ def check_with_element(runner: str, env: dict[str, str], properties: dict[str, s
 
 @dataclass(frozen=True)
 class Job:
-    """One file's task, as sent to Ray."""
+    """One file's job, as sent to a slot."""
     index: int
     input: str
     output: str
-    argv: tuple[str, ...]        # the program and its options
     kind: str                    # "edge-energy" or "pipeline"
+    # the job's settings for the worker: (key, value) pairs (batch-serve.c)
+    options: tuple[tuple[str, str], ...] = ()
     words: tuple[str, ...] = ()  # pipeline: the description
     # Files the output must not be when it is renamed into place: the input,
     # and the inputs of the output's name (those a folder link or a mount
     # made during the batch could put there).
     guards: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
     # Test hook (GPUCONVOLVE_BATCH_TEST_KILL): the first attempt kills its own
-    # worker process mid-run, to show that a lost worker's file is retried.
+    # slot's process mid-run, to show that a lost worker's file is retried.
     test_kill: bool = False
 
     @property
     def name(self) -> str:
         return os.path.basename(self.input)
 
-    def command(self, temp: str) -> list[str]:
-        """The command line, writing to `temp`: each path an argument of its
-        own, as it is."""
-        if self.kind == "pipeline":
-            return [*self.argv, self.input, temp, *self.words]
-        return [*self.argv, self.input]
+    @property
+    def program(self) -> str:
+        """The name its messages go by."""
+        return "edge-energy" if self.kind == "edge-energy" else RUNNER_NAME
+
+    def request(self, temp: str) -> list[tuple[str, str | float]]:
+        """The job for the worker, writing to `temp`: each path a value of
+        its own, as it is."""
+        items: list[tuple[str, str | float]] = [
+            ("job", self.kind), ("id", str(self.index)), ("input", self.input),
+            ("output", temp), ("timeout", self.timeout or 0.0)]
+        items += self.options
+        items += [("word", w) for w in self.words]
+        return items
 
 
 @dataclass(frozen=True)
 class EdgeEnergy:
-    """The example program's per-frame edge statistics, one CSV per file."""
-    binary: str
+    """The per-frame edge statistics of examples/edge-energy, one CSV per
+    file, computed inside the worker (the same analysis, the same bytes)."""
     properties: dict[str, str]
     threshold: float | None = None
+    reduce: str | None = None
     kind = "edge-energy"
     default_suffix = ".csv"
 
     def __post_init__(self) -> None:
-        # edge-energy builds its two Sobel elements itself: only where they
-        # run is open to choice, through its --backend.
+        # the analysis builds its Sobel element itself: only where it runs
+        # is open to choice
         others = [name for name in self.properties if name != "backend"]
         if others:
             raise UsageError(
                 f"--property {others[0]}: the edge-energy job sets its own Sobel "
-                "filters and takes only --property backend=...; use --pipeline "
+                "filter and takes only --property backend=...; use --pipeline "
                 "to run other filter settings")
+        if self.reduce not in (None, "statistics", "host"):
+            raise UsageError(f"--reduce {self.reduce}: statistics or host")
 
-    def argv(self, cpu_only: bool) -> tuple[str, ...]:
+    def options(self, cpu_only: bool) -> tuple[tuple[str, str], ...]:
         backend = self.properties.get("backend", "cpu" if cpu_only else "auto")
-        argv = [self.binary, f"--backend={backend}"]
+        options = [("backend", backend)]
         if self.threshold is not None:
-            argv.append(f"--threshold={self.threshold!r}")
-        return tuple(argv)
+            options.append(("threshold", repr(self.threshold)))
+        if self.reduce is not None:
+            options.append(("reduce", self.reduce))
+        return tuple(options)
 
     def words(self, cpu_only: bool) -> tuple[str, ...]:
         return ()
@@ -144,13 +157,12 @@ class EdgeEnergy:
 
 @dataclass(frozen=True)
 class Pipeline:
-    """A gst-launch-1.0 description run on each file by gpuconvolve-batch-run.
+    """A gst-launch-1.0 description run on each file by the worker.
     preset_properties: what a preset sets, as the element says
     (check_with_element)."""
     template: str
     properties: dict[str, str]
     preset: str | None = None
-    runner: str = RUNNER_NAME
     preset_properties: tuple[str, ...] = ()
     kind = "pipeline"
     default_suffix = None        # the input's own
@@ -163,20 +175,20 @@ class Pipeline:
             inject_properties(tokens, self.properties, self.preset, cpu_only,
                               self.preset_properties)
 
-    def argv(self, cpu_only: bool) -> tuple[str, ...]:
-        return (self.runner, "run")
+    def options(self, cpu_only: bool) -> tuple[tuple[str, str], ...]:
+        return ()
 
     def words(self, cpu_only: bool) -> tuple[str, ...]:
         """The description with the properties: {input} and {output} stay
-        for gpuconvolve-batch-run to fill in."""
+        for the worker to fill in."""
         return tuple(inject_properties(split_template(self.template), self.properties,
                                        self.preset, cpu_only, self.preset_properties))
 
 
 def split_template(template: str) -> list[str]:
     """The words of a description, split as a shell splits a gst-launch-1.0
-    command line; gpuconvolve-batch-run gets them as separate arguments and
-    joins them as gst-launch-1.0 does."""
+    command line; the worker gets them as separate values and joins them as
+    gst-launch-1.0 does."""
     try:
         tokens = shlex.split(template)
     except ValueError as e:

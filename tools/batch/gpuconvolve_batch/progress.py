@@ -1,5 +1,5 @@
-"""Progress: an actor that the tasks tell what they do, and the line the
-driver draws from it on stderr."""
+"""Progress: an actor that the slots tell their frames, and the line the
+driver draws on stderr."""
 from __future__ import annotations
 
 import sys
@@ -11,32 +11,17 @@ import ray
 
 @ray.remote(num_cpus=0)
 class Progress:
-    """Per file (by job index): attempts started, where the last one runs,
-    its frames so far, and why earlier attempts failed. A retry starts the
-    count of frames again."""
+    """Frames so far of each file (by job index), as its slot reports them;
+    a retry starts the count again."""
 
     def __init__(self) -> None:
-        self.attempts: dict[int, int] = {}
-        self.places: dict[int, dict[str, Any]] = {}
         self.counts: dict[int, int] = {}
-        self.errors: dict[int, dict[int, str]] = {}
-
-    def started(self, index: int, place: dict[str, Any]) -> int:
-        self.attempts[index] = self.attempts.get(index, 0) + 1
-        self.places[index] = place
-        self.counts[index] = 0
-        return self.attempts[index]
 
     def frames(self, index: int, count: int) -> None:
         self.counts[index] = count
 
-    def failed(self, index: int, attempt: int, error: str) -> None:
-        self.errors.setdefault(index, {})[attempt] = error
-
-    def snapshot(self) -> dict[str, dict]:
-        return {"attempts": dict(self.attempts), "places": dict(self.places),
-                "frames": dict(self.counts),
-                "errors": {i: dict(e) for i, e in self.errors.items()}}
+    def snapshot(self) -> dict[int, int]:
+        return dict(self.counts)
 
 
 class ProgressLine:

@@ -10,29 +10,47 @@ from typing import Any, Mapping, TextIO
 
 from .files import FileKey, shown
 
-REPORT_VERSION = 1
+# 2: slots of warm workers: files' start and end times, the workers, Ray's
+# start-up apart, frames/s over the files' time (docs/batch.md)
+REPORT_VERSION = 2
 
 
 def new_record(input_path: str, output: str) -> dict[str, Any]:
     """A file's entry of the report, before its task ends."""
     return {"input": input_path, "output": output, "status": "pending", "frames": None,
-            "seconds": None, "attempts": 0, "node": None, "gpus": [],
-            "cuda_visible_devices": None, "algorithms": {}, "error": None, "log": [],
-            "failed_attempts": []}
+            "seconds": None, "started": None, "ended": None, "attempts": 0, "node": None,
+            "gpus": [], "cuda_visible_devices": None, "worker": None, "algorithms": {},
+            "error": None, "log": [], "failed_attempts": []}
 
 
-def totals(records: list[dict[str, Any]], seconds: float, task_seconds: float,
-           counts_frames: bool) -> dict[str, Any]:
-    """Counts by status; frames per second over the time tasks ran (from the
-    first submitted to the last ended), which leaves out Ray's start."""
+def totals(records: list[dict[str, Any]], seconds: float, counts_frames: bool,
+           workers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by status; frames per second over the files' time: from the
+    first file's start to the last file's end (failed attempts included),
+    which leaves out Ray's start-up and the workers' (reported apart)."""
     count = {status: sum(r["status"] == status for r in records)
              for status in ("done", "failed", "skipped", "cancelled")}
     # pipeline jobs count no frames: None, not 0
     frames = (sum(r["frames"] or 0 for r in records if r["status"] == "done")
               if counts_frames else None)
-    rate = round(frames / task_seconds, 2) if frames is not None and task_seconds > 0 else None
+    files_seconds = _files_seconds(records)
+    rate = round(frames / files_seconds, 2) if frames is not None and files_seconds > 0 else None
+    starts = [s for w in workers for s in w["starts"]]
+    startups = [s["startup_seconds"] for s in starts if s["startup_seconds"] is not None]
     return {"files": len(records), **count, "frames": frames, "seconds": round(seconds, 3),
-            "task_seconds": round(task_seconds, 3), "frames_per_second": rate}
+            "files_seconds": round(files_seconds, 3), "frames_per_second": rate,
+            "slots": len(workers), "worker_starts": len(starts),
+            "worker_startup_seconds": round(max(startups), 3) if startups else None}
+
+
+def _files_seconds(records: list[dict[str, Any]]) -> float:
+    """From the first attempt's start to the last one's end, done or failed."""
+    spans = [(r["started"], r["ended"]) for r in records if r["started"] is not None]
+    spans += [(a["started"], a["ended"]) for r in records for a in r["failed_attempts"]
+              if a.get("started") is not None]
+    if not spans:
+        return 0.0
+    return max(end for _, end in spans) - min(start for start, _ in spans)
 
 
 def by_node(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

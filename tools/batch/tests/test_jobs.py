@@ -10,7 +10,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from gpuconvolve_batch import files, inputs, report  # noqa: E402
+import io  # noqa: E402
+
+from gpuconvolve_batch import files, inputs, report, serve, shares  # noqa: E402
 from gpuconvolve_batch.jobs import (EdgeEnergy, Job, Pipeline, UsageError,  # noqa: E402
                                     inject_properties, output_path, parse_properties)
 
@@ -37,22 +39,27 @@ class Properties(unittest.TestCase):
 
 class EdgeEnergyJob(unittest.TestCase):
     def test_backend(self):
-        job = EdgeEnergy("/b/edge-energy", {})
-        self.assertEqual(job.argv(cpu_only=True), ("/b/edge-energy", "--backend=cpu"))
-        self.assertEqual(job.argv(cpu_only=False)[1], "--backend=auto")
-        job = EdgeEnergy("/b/edge-energy", {"backend": "cuda"}, threshold=0.3)
-        self.assertEqual(job.argv(cpu_only=True),
-                         ("/b/edge-energy", "--backend=cuda", "--threshold=0.3"))
+        job = EdgeEnergy({})
+        self.assertEqual(job.options(cpu_only=True), (("backend", "cpu"),))
+        self.assertEqual(job.options(cpu_only=False), (("backend", "auto"),))
+        job = EdgeEnergy({"backend": "cuda"}, threshold=0.3, reduce="host")
+        self.assertEqual(job.options(cpu_only=True),
+                         (("backend", "cuda"), ("threshold", "0.3"), ("reduce", "host")))
 
-    def test_paths_are_whole_arguments(self):
-        job = Job(index=0, input="/in/" + HOSTILE, output="/out/x", kind="edge-energy",
-                  argv=EdgeEnergy("/b/edge-energy", {}).argv(cpu_only=True))
-        self.assertEqual(job.command("/out/.x.0123abcd.part"),
-                         ["/b/edge-energy", "--backend=cpu", "/in/" + HOSTILE])
+    def test_paths_are_values_of_their_own(self):
+        job = Job(index=3, input="/in/" + HOSTILE, output="/out/x", kind="edge-energy",
+                  options=EdgeEnergy({}).options(cpu_only=True), timeout=2.5)
+        self.assertEqual(job.request("/out/.x.0123abcd.part"),
+                         [("job", "edge-energy"), ("id", "3"), ("input", "/in/" + HOSTILE),
+                          ("output", "/out/.x.0123abcd.part"), ("timeout", 2.5),
+                          ("backend", "cpu")])
+        self.assertEqual(job.program, "edge-energy")
 
     def test_filter_properties_refused(self):
         with self.assertRaises(UsageError):
-            EdgeEnergy("/b/edge-energy", {"sigma": "2"})
+            EdgeEnergy({"sigma": "2"})
+        with self.assertRaises(UsageError):
+            EdgeEnergy({}, reduce="gpu")
 
 
 class PipelineJob(unittest.TestCase):
@@ -64,16 +71,19 @@ class PipelineJob(unittest.TestCase):
         self.assertIn("location={input}", words)
         self.assertIn("location={output}", words)
 
-    def test_paths_are_whole_arguments(self):
-        # gpuconvolve-batch-run puts them into the properties: no path is
-        # put into the description, nor scanned for {output} or {input}
-        spec = Pipeline(BLUR, {}, runner="/b/gpuconvolve-batch-run")
+    def test_paths_are_values_of_their_own(self):
+        # the worker puts them into the properties: no path is put into the
+        # description, nor scanned for {output} or {input}
+        spec = Pipeline(BLUR, {})
         job = Job(index=0, input="/in/" + HOSTILE, output="/out/" + HOSTILE, kind=spec.kind,
-                  argv=spec.argv(cpu_only=False), words=spec.words(cpu_only=False))
+                  options=spec.options(cpu_only=False), words=spec.words(cpu_only=False))
         temp = "/out/." + HOSTILE + ".0123abcd.part"
-        command = job.command(temp)
-        self.assertEqual(command[:4], ["/b/gpuconvolve-batch-run", "run", "/in/" + HOSTILE, temp])
-        self.assertEqual(tuple(command[4:]), spec.words(cpu_only=False))
+        request = job.request(temp)
+        self.assertEqual(request[:5], [("job", "pipeline"), ("id", "0"),
+                                       ("input", "/in/" + HOSTILE), ("output", temp),
+                                       ("timeout", 0.0)])
+        self.assertEqual(tuple(w for k, w in request[5:]), spec.words(cpu_only=False))
+        self.assertTrue(all(k == "word" for k, w in request[5:]))
 
     def test_backend_of_the_element_or_the_user_kept(self):
         tokens = ["a", "!", "gpuconvolve", "backend=cuda", "!", "b"]
@@ -124,6 +134,63 @@ class PipelineJob(unittest.TestCase):
         words = Pipeline(template, {}).words(cpu_only=False)
         self.assertIn("kernel=<1, 2, 1>", words)
         self.assertIn("caps=video/x-raw, format=GRAY8", words)
+
+
+class Slots(unittest.TestCase):
+    def test_files_per_gpu(self):
+        # N of Ray's rounded shares fit one GPU, for every N
+        for n in (1, 2, 4, 6, 7, 8, 12):
+            share = shares.share_of(n, None, 1.0, cluster_gpus=2, cluster_cpus=64)
+            self.assertEqual(share.count, 2 * n)
+            self.assertLessEqual(round(share.gpus * 10000) * n, 10000)
+        self.assertEqual(shares.share_of(shares.FILES_PER_GPU, None, 1, 1, 64).count,
+                         shares.FILES_PER_GPU)
+
+    def test_gpus_per_task(self):
+        self.assertEqual(shares.share_of(8, 0.5, 1, 2, 64), shares.SlotShare(4, 0.5, 1))
+        self.assertEqual(shares.share_of(8, 2, 1, 4, 64), shares.SlotShare(2, 2, 1))
+        self.assertEqual(shares.share_of(8, 0, 2, 4, 9), shares.SlotShare(4, 0, 2))
+
+    def test_no_gpu(self):
+        # the CPU backend: a slot per --cpus-per-task CPUs
+        self.assertEqual(shares.share_of(8, None, 1, 0, 2), shares.SlotShare(2, 0.0, 1))
+        self.assertEqual(shares.share_of(8, None, 4, 0, 2).count, 1)
+
+    def test_cpus_bound_gpu_slots(self):
+        share = shares.share_of(8, None, 1, 2, 12)
+        self.assertEqual(shares.cpu_limit(share, 12), 12)
+        self.assertIsNone(shares.cpu_limit(share, 16))
+
+
+class Protocol(unittest.TestCase):
+    def test_round_trip_of_any_path(self):
+        items = [("job", "edge-energy"), ("input", "/in/" + HOSTILE), ("timeout", 2.5),
+                 ("word", b""), ("word", "location={input}")]
+        got = serve.read_message(io.BytesIO(serve.encode(items)))
+        self.assertEqual(got, [(b"job", b"edge-energy"), (b"input", os.fsencode("/in/" + HOSTILE)),
+                               (b"timeout", b"2.5"), (b"word", b""),
+                               (b"word", b"location={input}")])
+
+    def test_cut_short(self):
+        data = serve.encode([("reply", "result"), ("status", "0")])
+        for end in (0, 3, 9, len(data) - 1):
+            self.assertIsNone(serve.read_message(io.BytesIO(data[:end])))
+
+
+class Totals(unittest.TestCase):
+    def test_rate_over_the_files_time(self):
+        records = [report.new_record(f"/in/{i}", f"/out/{i}") for i in range(3)]
+        for r, (start, end, frames) in zip(records, [(100.0, 110.0, 300), (101.0, 120.0, 600),
+                                                     (None, None, None)]):
+            r.update(status="done" if start else "failed", started=start, ended=end,
+                     frames=frames)
+        workers = [{"starts": [{"startup_seconds": 2.0}, {"startup_seconds": 3.5}]},
+                   {"starts": [{"startup_seconds": None}]}]
+        total = report.totals(records, 60.0, counts_frames=True, workers=workers)
+        self.assertEqual(total["files_seconds"], 20.0)
+        self.assertEqual(total["frames_per_second"], 45.0)
+        self.assertEqual((total["slots"], total["worker_starts"],
+                          total["worker_startup_seconds"]), (2, 3, 3.5))
 
 
 class Inputs(unittest.TestCase):
