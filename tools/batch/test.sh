@@ -457,29 +457,41 @@ check "the file was retried and done, by a worker started again in its slot" \
 check "... its output whole" cmp -s "$clips/ball.webm" "$killed/ball.webm"
 check "... no temporary file, no worker left" eval 'no_part "$killed" && no_worker_left'
 
-echo "== --timeout"
-# each file's pipeline reads it at 10 frames a second (6 s for long.webm,
-# 1 s for the others), and opens NAME.fifo: a FIFO for hang.webm, which
-# blocks there, past any time limit the job could check
+echo "== --timeout, and a file that fails mid-way"
+# Each file's pipeline reads it at 10 frames a second (6 s for long.webm,
+# 1 s for the others) and, beside it, NAME.side at 5 buffers a second with
+# an identity that fails at its fifth: NAME.side is empty, but for
+# midway.webm (which fails a second in), and a FIFO for hang.webm, which
+# blocks there, past any time limit the job could check.
 timed=$work/timed
 mkdir -p "$timed"
 timeout 60 gst-launch-1.0 -q videotestsrc num-buffers=60 ! video/x-raw,width=64,height=48 \
   ! vp8enc ! webmmux ! filesink location="$timed/long.webm" </dev/null
 timeout 60 gst-launch-1.0 -q videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48 \
   ! vp8enc ! webmmux ! filesink location="$timed/hang.webm" </dev/null
-for i in 1 2 3 4 5 6 7 8; do cp "$timed/hang.webm" "$timed/short$i.webm"; done
-for f in "$timed"/*.webm; do : >"$f.fifo"; done
-rm "$timed/hang.webm.fifo" && mkfifo "$timed/hang.webm.fifo"
-slow_read="$copy filesrc location={input} ! matroskademux ! identity sleep-time=100000 ! fakesink  filesrc location={input}.fifo ! fakesink"
+for name in midway short1 short2 short3 short4 short5 short6 short7 short8 short9; do
+  cp "$timed/hang.webm" "$timed/$name.webm"
+done
+for f in "$timed"/*.webm; do : >"$f.side"; done
+head -c 100000 /dev/zero >"$timed/midway.webm.side"
+rm "$timed/hang.webm.side" && mkfifo "$timed/hang.webm.side"
+slow_read="$copy filesrc location={input} ! matroskademux ! identity sleep-time=100000 ! fakesink
+  filesrc location={input}.side ! identity sleep-time=200000 error-after=5 ! fakesink"
 run_batch "$work/batch14.log" --address "$address" -o "$work/out-timed" --retries 0 --timeout 2 \
-  "$timed/long.webm" "$timed/hang.webm" "$timed"/short?.webm --pipeline "$slow_read"
-check "exit status 1 (two files failed)" [ $? -eq 1 ]
+  "$timed/long.webm" "$timed/hang.webm" "$timed/midway.webm" "$timed"/short?.webm \
+  --pipeline "$slow_read"
+check "exit status 1 (three files failed)" [ $? -eq 1 ]
+# done_by: the workers (their pids) that ran files that were done
+done_by='{x["worker"]["pid"] for x in r["files"] if x["status"] == "done"}'
 check "a pipeline past --timeout is stopped; its worker runs the next files" \
   json_check "$work/out-timed/report.json" \
-  '"ran past --timeout 2 s (stopped; its worker goes on)" in f["long.webm"]["error"] and f["long.webm"]["failed_attempts"][0]["pid"] in {x["worker"]["pid"] for x in r["files"] if x["status"] == "done"}'
+  "\"ran past --timeout 2 s (stopped; its worker goes on)\" in f['long.webm']['error'] and f['long.webm']['failed_attempts'][0]['pid'] in $done_by"
+check "a file that fails mid-way: its worker runs the next files" \
+  json_check "$work/out-timed/report.json" \
+  "'error from identity' in f['midway.webm']['error'] and f['midway.webm']['failed_attempts'][0]['pid'] in $done_by"
 check "a pipeline that does not stop: its worker is killed, and started again" \
   json_check "$work/out-timed/report.json" \
-  '"did not stop at --timeout 2 s" in f["hang.webm"]["error"] and r["totals"]["worker_starts"] == 3 and all(f[f"short{i}.webm"]["status"] == "done" for i in range(1, 9))'
+  '"did not stop at --timeout 2 s" in f["hang.webm"]["error"] and r["totals"]["worker_starts"] == 3 and all(f[f"short{i}.webm"]["status"] == "done" for i in range(1, 10))'
 check "... no temporary file, no worker left" eval 'no_part "$work/out-timed" && no_worker_left'
 
 echo "== outputs never replace an input"
@@ -555,6 +567,7 @@ check "exit status 0" [ $? -eq 0 ]
 check "the CSV equals edge-energy's" same_csv "$work/local" "$clips/circular.webm"
 check "the report says embedded" json_check "$work/local/report.json" \
   'r["ray"]["address"] == "embedded" and r["totals"]["done"] == 1'
+check "no worker left" no_worker_left
 
 echo "== Ctrl-C while Ray starts"
 start_batch "$work/batch10.log" -o "$work/out-int" "$clips/ball.webm" "$clips/snow.webm"
@@ -576,7 +589,11 @@ until_true has_part "$work/out-kill"
 # the driver and its slot's process at once, as when the machine goes
 # down: nothing gets to remove the temporary file (a slot that Ray stops
 # gracefully removes its own)
-slot_pid=$(ps -o ppid= -p "$(worker_pids | head -n 1)" | tr -d ' ')
+slot_pid=
+for pid in $(worker_pids); do
+  [ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$bg" ] && slot_pid=$(ps -o ppid= -p "$pid" | tr -d ' ')
+done
+[ -n "$slot_pid" ] || fail "found the batch's worker and its slot"
 kill -KILL "$bg" ${slot_pid:+"$slot_pid"}
 wait_batch "$work/batch11.log"
 check "the worker died with its slot" no_worker_left
