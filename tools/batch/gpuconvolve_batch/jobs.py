@@ -19,7 +19,7 @@ import os
 import re
 import shlex
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 INPUT = "{input}"
 OUTPUT = "{output}"
