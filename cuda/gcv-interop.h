@@ -25,6 +25,13 @@ GCV_API GcvEngine *gcv_engine_new_for_context (gpointer cu_context,
 GCV_API gint gcv_engine_get_device (GcvEngine * engine);
 /* The cudaStream_t that frames of `slot` run on (for timing with events). */
 GCV_API gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
+/* The cudaStream_ts the next frame submitted to `plan` will run on: one, or
+ * one per plane (at most 3) for NV12 and I420, whose planes run on plans
+ * of their own. Fills up to `n` of `streams` and returns how many there
+ * are; 0 on the CPU backend. Asked before the frame is submitted, they let
+ * the caller order the frame's work after other streams' with events. */
+GCV_API guint gcv_plan_get_next_cuda_streams (GcvPlan * plan,
+    gpointer * streams, guint n);
 /* The pitched device buffer that holds the input of `slot` (input format).
  * A frame written there and submitted with src->data equal to img->data and
  * src->on_device set is used in place, with no copy. Valid until the plan's

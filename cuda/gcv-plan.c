@@ -573,6 +573,29 @@ gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot)
   return b->get_cuda_stream ? b->get_cuda_stream (plan->state, slot) : NULL;
 }
 
+guint
+gcv_plan_get_next_cuda_streams (GcvPlan * plan, gpointer * streams, guint n)
+{
+  GcvPlan *plane;
+  gpointer stream;
+  guint count = 0;
+
+  g_return_val_if_fail (plan && (streams || n == 0), 0);
+  if (plan->planar) {
+    /* each plane's plan has a ring of its own */
+    for (guint i = 0; (plane = gcv_planar_plane (plan->planar, i)); i++)
+      count += gcv_plan_get_next_cuda_streams (plane, streams + MIN (count,
+              n), n - MIN (count, n));
+    return count;
+  }
+  stream = gcv_plan_get_cuda_stream (plan, plan->next_ticket % plan->n_slots);
+  if (!stream)
+    return 0;
+  if (n > 0)
+    streams[0] = stream;
+  return 1;
+}
+
 gboolean
 gcv_plan_get_device_input (GcvPlan * plan, guint slot, GcvImage * img)
 {

@@ -231,6 +231,12 @@ gcv_planar_luma (GcvPlanar * p)
   return p->planes[0];
 }
 
+GcvPlan *
+gcv_planar_plane (GcvPlanar * p, guint i)
+{
+  return i < N_PLANES ? p->planes[i] : NULL;
+}
+
 const gchar *
 gcv_planar_describe (GcvPlanar * p)
 {

@@ -28,6 +28,8 @@ guint gcv_planar_stats_channels (GcvPlanar * p, const GcvFilter * filter);
 /* The Y plane's plan: its choice, streams and input buffers stand for the
  * frame's. */
 GcvPlan *gcv_planar_luma (GcvPlanar * p);
+/* Plane i's plan (0: Y, 1: U, 2: V); NULL past the last one. */
+GcvPlan *gcv_planar_plane (GcvPlanar * p, guint i);
 const gchar *gcv_planar_describe (GcvPlanar * p);
 void gcv_planar_free (GcvPlanar * p);
 
