@@ -778,6 +778,8 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GstGpuConvolveFrame *frame = gst_gpu_convolve_frame_new (inbuf);
   GcvImage src, dst;
   gboolean in_device, out_device;
+  gpointer streams[3];
+  guint n_streams;
   GError *error = NULL;
   GstFlowReturn ret;
   gint64 t0 = g_get_monotonic_time (), t1, t2;
@@ -801,12 +803,15 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   if (out_device)
     gst_gpu_convolve_cuda_describe_frame (frame->outbuf,
         &self->out_info.layout);
+  /* the frame's streams start after what is pending on its CUDA memory */
+  n_streams = MIN (gcv_plan_get_next_cuda_streams (self->plan, streams,
+          G_N_ELEMENTS (streams)), G_N_ELEMENTS (streams));
   if (!(in_device ? gst_gpu_convolve_cuda_map (inbuf, &frame->in_map,
-              GST_MAP_READ) : gst_buffer_map (inbuf, &frame->in_map,
-              GST_MAP_READ))
+              GST_MAP_READ, streams, n_streams) : gst_buffer_map (inbuf,
+              &frame->in_map, GST_MAP_READ))
       || !(out_device ? gst_gpu_convolve_cuda_map (frame->outbuf,
-              &frame->out_map, GST_MAP_WRITE) : gst_buffer_map (frame->outbuf,
-              &frame->out_map, GST_MAP_WRITE))) {
+              &frame->out_map, GST_MAP_WRITE, streams, n_streams) :
+          gst_buffer_map (frame->outbuf, &frame->out_map, GST_MAP_WRITE))) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not map a buffer%s",
             in_device || out_device ? " in CUDA memory" : ""), (NULL));
     ret = GST_FLOW_ERROR;

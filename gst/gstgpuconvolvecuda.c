@@ -7,11 +7,39 @@
 #include "gstgpuconvolvecuda.h"
 
 #ifdef HAVE_GST_CUDA
+GST_DEBUG_CATEGORY_EXTERN (gst_gpu_convolve_debug);
+#define GST_CAT_DEFAULT gst_gpu_convolve_debug
+
 #include <gst/cuda/gstcudacontext.h>
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudautils.h>
+
+#if GST_CHECK_VERSION (1, 24, 0)
+#include <dlfcn.h>
+#include <string.h>
+
+/* cuStreamWaitEvent, which GStreamer's CUDA library does not wrap, from
+ * the driver library that it loaded */
+typedef CUresult (CUDAAPI * StreamWaitEvent) (CUstream stream, CUevent event,
+    unsigned int flags);
+static StreamWaitEvent stream_wait_event;
+
+static gboolean
+load_stream_wait_event (void)
+{
+  static gsize loaded = 0;
+
+  if (g_once_init_enter (&loaded)) {
+    void *lib = dlopen ("libcuda.so.1", RTLD_LAZY);
+    if (lib)
+      stream_wait_event = (StreamWaitEvent) dlsym (lib, "cuStreamWaitEvent");
+    g_once_init_leave (&loaded, 1);
+  }
+  return stream_wait_event != NULL;
+}
+#endif
 
 gboolean
 gst_gpu_convolve_cuda_supported (void)
@@ -128,17 +156,80 @@ gst_gpu_convolve_cuda_is_device_buffer (GstBuffer * buffer,
 }
 
 gboolean
-gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
-    GstMapFlags flags)
+gst_gpu_convolve_cuda_stream_sharing (void)
 {
 #if GST_CHECK_VERSION (1, 24, 0)
-  /* From 1.24 CUDA memory may still be being written on its producer's
-   * stream; 1.22's is complete when pushed. */
-  if (flags & GST_MAP_READ)
-    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory
-            (buffer, 0)));
+  /* read at each use, so that one process can measure both ways */
+  const gchar *off = g_getenv ("GPUCONVOLVE_NO_STREAM_SHARING");
+
+  return (!off || !*off || !strcmp (off, "0")) && load_stream_wait_event ();
+#else
+  return FALSE;
 #endif
-  return gst_buffer_map (buffer, map, flags | GST_MAP_CUDA);
+}
+
+#if GST_CHECK_VERSION (1, 24, 0)
+/* Each of `waiters` waits on the GPU for the work given to `stream` so far:
+ * an event recorded there. The event may go at once: a wait takes the
+ * state the event had when it was asked for. */
+static gboolean
+wait_for_stream (GstCudaContext * context, gpointer const *waiters,
+    guint n_waiters, GstCudaStream * stream)
+{
+  CUevent event;
+  gboolean ok;
+
+  if (!gst_cuda_context_push (context))
+    return FALSE;
+  ok = gst_cuda_result (CuEventCreate (&event, CU_EVENT_DISABLE_TIMING));
+  if (ok) {
+    ok = gst_cuda_result (CuEventRecord (event,
+            gst_cuda_stream_get_handle (stream)));
+    for (guint i = 0; ok && i < n_waiters; i++)
+      ok = gst_cuda_result (stream_wait_event ((CUstream) waiters[i], event,
+              0));
+    CuEventDestroy (event);
+  }
+  gst_cuda_context_pop (NULL);
+  return ok;
+}
+#endif
+
+gboolean
+gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
+    GstMapFlags flags, gpointer const *streams, guint n_streams)
+{
+#if GST_CHECK_VERSION (1, 24, 0)
+  GstCudaMemory *mem = GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer,
+          0));
+  GstCudaStream *stream;
+#endif
+
+  /* a map for the device may upload what was written through the host, on
+   * the memory's stream: ordered after it, below */
+  if (!gst_buffer_map (buffer, map, flags | GST_MAP_CUDA))
+    return FALSE;
+#if GST_CHECK_VERSION (1, 24, 0)
+  /* From 1.24 a producer may push CUDA memory still being written on its
+   * stream, and a consumer that reads on our output memory's stream may
+   * give it back before that work is done. Memory with no stream is
+   * written on the default stream, which its producer synchronised. */
+  stream = gst_cuda_memory_get_stream (mem);
+  if (stream && gst_gpu_convolve_cuda_stream_sharing ()) {
+    if (wait_for_stream (mem->context, streams, n_streams, stream))
+      return TRUE;
+    GST_WARNING ("could not order a frame after its memory's CUDA stream "
+        "on the GPU; synchronising on the CPU");
+    if (gst_cuda_context_push (mem->context)) {
+      gst_cuda_result (CuStreamSynchronize (gst_cuda_stream_get_handle
+              (stream)));
+      gst_cuda_context_pop (NULL);
+    }
+  } else if (flags & GST_MAP_READ) {
+    gst_cuda_memory_sync (mem);
+  }
+#endif
+  return TRUE;
 }
 
 const GstVideoInfo *
@@ -147,10 +238,12 @@ gst_gpu_convolve_cuda_layout (GstBuffer * buffer)
   return &GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0))->info;
 }
 
-/* GStreamer 1.22's CUDA allocator lays out the formats nvcodec uses, and
- * aborts on others: one-plane frames of another format (GRAY8, and GRAY32F
- * as GRAY16_LE) are stored as RGBA frames of at least their bytes per row,
- * whose rows it pitches the same way. */
+/* GStreamer's CUDA allocator lays out the formats nvcodec uses, and no
+ * other: 1.22's aborts on GRAY8 and GRAY16_LE, 1.24's to 1.26's fail the
+ * allocation (their format list has no grey formats either). One-plane
+ * frames of another format (GRAY8, and GRAY32F as GRAY16_LE) are stored
+ * as RGBA frames of at least their bytes per row, whose rows it pitches
+ * the same way. */
 static void
 storage_layout (const GstVideoInfo * info, GstVideoInfo * storage)
 {
@@ -201,6 +294,23 @@ gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context, GstCaps * caps,
   gst_buffer_pool_config_add_option (config,
       GST_BUFFER_POOL_OPTION_VIDEO_META);
   gst_caps_unref (layout);
+#if GST_CHECK_VERSION (1, 24, 0)
+  /* The memory carries the pool's stream: a neighbour that shares streams
+   * (nvcodec's decoders take the stream of the pool offered to them)
+   * works on it, one that does not synchronises it, and our frames wait
+   * for it on the GPU (gst_gpu_convolve_cuda_map()). Its allocation is
+   * GStreamer's choice: stream-ordered only where the application's
+   * context or GST_CUDA_ENABLE_STREAM_ORDERED_ALLOC ask for it, which
+   * would gain nothing here, where buffers are made once and reused. */
+  if (gst_gpu_convolve_cuda_stream_sharing ()) {
+    GstCudaStream *stream = gst_cuda_stream_new (GST_CUDA_CONTEXT
+        (cuda_context));
+    if (stream) {
+      gst_buffer_pool_config_set_cuda_stream (config, stream);
+      gst_cuda_stream_unref (stream);
+    }
+  }
+#endif
   if (!gst_buffer_pool_set_config (pool, config))
     gst_clear_object (&pool);
   return pool;
@@ -255,7 +365,13 @@ gst_gpu_convolve_cuda_is_device_buffer (GstBuffer * buffer,
 
 gboolean
 gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
-    GstMapFlags flags)
+    GstMapFlags flags, gpointer const *streams, guint n_streams)
+{
+  return FALSE;
+}
+
+gboolean
+gst_gpu_convolve_cuda_stream_sharing (void)
 {
   return FALSE;
 }

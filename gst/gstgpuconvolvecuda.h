@@ -40,15 +40,26 @@ gpointer gst_gpu_convolve_cuda_handle (GstObject * cuda_context);
 gboolean gst_gpu_convolve_cuda_is_device_buffer (GstBuffer * buffer,
     GstObject * cuda_context);
 /* Maps a buffer that is_device_buffer() for the device (map->data is a
- * device pointer); flags are GST_MAP_READ or GST_MAP_WRITE. */
+ * device pointer); flags are GST_MAP_READ or GST_MAP_WRITE. The frame will
+ * run on `streams` (gcv_plan_get_next_cuda_streams()), which must not
+ * touch the memory before what its producer or a consumer left pending on
+ * it is done. From GStreamer 1.24 memory may carry a stream: with stream
+ * sharing, `streams` wait for it on the GPU (an event); without, or for
+ * memory on the default stream, a frame to read is synchronised on the
+ * CPU (gst_cuda_memory_sync()). 1.22's memory is complete when pushed. */
 gboolean gst_gpu_convolve_cuda_map (GstBuffer * buffer, GstMapInfo * map,
-    GstMapFlags flags);
+    GstMapFlags flags, gpointer const *streams, guint n_streams);
+/* Whether frames in CUDA memory are ordered on the GPU by the streams
+ * their memory carries (GStreamer 1.24 and later, unless
+ * GPUCONVOLVE_NO_STREAM_SHARING is set to anything but 0). */
+gboolean gst_gpu_convolve_cuda_stream_sharing (void);
 /* The layout of a CUDA memory's frame (its planes' offsets and strides). */
 const GstVideoInfo *gst_gpu_convolve_cuda_layout (GstBuffer * buffer);
 
 /* A pool of CUDA memory for frames of `info` (GRAY32F: GRAY16_LE of twice
  * the width); GRAY8 and GRAY32F are stored as RGBA frames of their bytes
- * per row, which describe_frame() puts right in a buffer's GstVideoMeta. */
+ * per row, which describe_frame() puts right in a buffer's GstVideoMeta.
+ * With stream sharing its memory carries a stream of its own. */
 GstBufferPool *gst_gpu_convolve_cuda_pool_new (GstObject * cuda_context,
     GstCaps * caps, const GstVideoInfo * info, guint min, guint max);
 void gst_gpu_convolve_cuda_describe_frame (GstBuffer * buffer,

@@ -199,8 +199,16 @@ random_frame (GRand * r, Fmt f, guint w, guint h)
   gsize n = packed_size (f, w, h);
   guint8 *d = g_malloc (n);
 
-  for (gsize i = 0; i < n; i++)
-    d[i] = g_rand_int_range (r, 0, 256);
+  if (f == F_GRAY32F) {
+    /* floats, not bytes: random bytes would be NaN and infinities too */
+    for (gsize i = 0; i < n; i += 4) {
+      gfloat v = g_rand_double_range (r, -1.0, 2.0);
+      memcpy (d + i, &v, 4);
+    }
+  } else {
+    for (gsize i = 0; i < n; i++)
+      d[i] = g_rand_int_range (r, 0, 256);
+  }
   return g_bytes_new_take (d, n);
 }
 
@@ -260,14 +268,29 @@ new_cuda_context (void)
 /* Frames of one format and size in CUDA memory of one context. */
 typedef struct {
   GstCudaContext *ctx;
-  GstBufferPool *pool;          /* NULL for GRAY8 */
+  GstBufferPool *pool;          /* NULL for GRAY8 and GRAY32F */
   GstCaps *caps;                /* memory:CUDAMemory */
   Fmt fmt;
   guint w, h;
+#if GST_CHECK_VERSION (1, 24, 0)
+  GstCudaStream *stream;        /* the memory's; NULL: the default stream */
+#endif
 } CudaSource;
 
+/* GStreamer's CUDA allocator has no grey formats (1.22's aborts on them,
+ * 1.24's to 1.26's fail): GRAY8 and GRAY32F are made as RGBA rows of at
+ * least their bytes per row, as gpuconvolve stores them. */
+static gboolean
+allocator_lacks (Fmt f)
+{
+  return f == F_GRAY8 || f == F_GRAY32F;
+}
+
+/* `stream`: a GstCudaStream the memory is written on (1.24 and later), or
+ * NULL */
 static CudaSource *
-cuda_source_new (GstCudaContext * ctx, Fmt f, guint w, guint h)
+cuda_source_new_on (GstCudaContext * ctx, Fmt f, guint w, guint h,
+    gpointer stream)
 {
   CudaSource *s = g_new0 (CudaSource, 1);
   GstStructure *config;
@@ -279,8 +302,13 @@ cuda_source_new (GstCudaContext * ctx, Fmt f, guint w, guint h)
   s->fmt = f;
   s->w = w;
   s->h = h;
-  /* GStreamer 1.22's CUDA allocator has no GRAY8 (it aborts) */
-  if (f == F_GRAY8)
+#if GST_CHECK_VERSION (1, 24, 0)
+  if (stream)
+    s->stream = gst_cuda_stream_ref (stream);
+#else
+  g_assert (stream == NULL);
+#endif
+  if (allocator_lacks (f))
     return s;
   gst_video_info_from_caps (&info, s->caps);
   s->pool = gst_cuda_buffer_pool_new (ctx);
@@ -288,10 +316,20 @@ cuda_source_new (GstCudaContext * ctx, Fmt f, guint w, guint h)
   gst_buffer_pool_config_set_params (config, s->caps, info.size, 0, 0);
   gst_buffer_pool_config_add_option (config,
       GST_BUFFER_POOL_OPTION_VIDEO_META);
+#if GST_CHECK_VERSION (1, 24, 0)
+  if (s->stream)
+    gst_buffer_pool_config_set_cuda_stream (config, s->stream);
+#endif
   fail_unless (gst_buffer_pool_set_config (s->pool, config),
       "GstCudaBufferPool refused %" GST_PTR_FORMAT, s->caps);
   fail_unless (gst_buffer_pool_set_active (s->pool, TRUE));
   return s;
+}
+
+static CudaSource *
+cuda_source_new (GstCudaContext * ctx, Fmt f, guint w, guint h)
+{
+  return cuda_source_new_on (ctx, f, w, h, NULL);
 }
 
 static void
@@ -301,6 +339,10 @@ cuda_source_free (CudaSource * s)
     gst_buffer_pool_set_active (s->pool, FALSE);
     gst_object_unref (s->pool);
   }
+#if GST_CHECK_VERSION (1, 24, 0)
+  if (s->stream)
+    gst_cuda_stream_unref (s->stream);
+#endif
   gst_caps_unref (s->caps);
   gst_object_unref (s->ctx);
   g_free (s);
@@ -316,8 +358,11 @@ cuda_buffer (CudaSource * s, GBytes * frame)
     fail_unless_equals_int (gst_buffer_pool_acquire_buffer (s->pool, &buf,
             NULL), GST_FLOW_OK);
   } else {
-    /* GRAY8 rows in memory allocated as RGBA rows of at least as many
-     * bytes, described by a GRAY8 GstVideoMeta */
+    /* grey rows in memory allocated as RGBA rows of at least as many
+     * bytes, described as gpuconvolve describes its own: a GRAY8
+     * GstVideoMeta, and for GRAY32F (no GstVideoFormat) a GRAY16_LE one
+     * of twice the width */
+    const gboolean gray8 = s->fmt == F_GRAY8;
     GstAllocator *alloc = gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
     gsize offset[GST_VIDEO_MAX_PLANES] = { 0 };
     gint stride[GST_VIDEO_MAX_PLANES] = { 0 };
@@ -325,17 +370,23 @@ cuda_buffer (CudaSource * s, GBytes * frame)
     GstMemory *mem;
 
     fail_unless (alloc != NULL);
-    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, (s->w + 3) / 4,
-        s->h);
+    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, gray8 ?
+        (s->w + 3) / 4 : s->w, s->h);
+#if GST_CHECK_VERSION (1, 24, 0)
+    mem = gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (alloc), s->ctx,
+        s->stream, &info);
+#else
     mem = gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (alloc), s->ctx,
         &info);
+#endif
     gst_object_unref (alloc);
     fail_unless (mem != NULL, "no CUDA memory");
     stride[0] = GST_CUDA_MEMORY_CAST (mem)->info.stride[0];
     buf = gst_buffer_new ();
     gst_buffer_append_memory (buf, mem);
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
-        GST_VIDEO_FORMAT_GRAY8, s->w, s->h, 1, offset, stride);
+        gray8 ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_GRAY16_LE,
+        gray8 ? s->w : 2 * s->w, s->h, 1, offset, stride);
   }
   /* written through the host: uploaded when next mapped for the device */
   err = copy_frame (buf, (guint8 *) g_bytes_get_data (frame, NULL), s->fmt,
@@ -350,10 +401,16 @@ system_buffer (GBytes * frame, Fmt f, guint w, guint h)
   GstVideoInfo info;
   GstBuffer *buf;
   gchar *err;
+  gsize size;
 
-  gst_video_info_set_format (&info, formats[f].video, w, h);
-  buf = gst_buffer_new_allocate (NULL, info.size, NULL);
-  gst_buffer_memset (buf, 0, 0xa5, info.size);  /* padding is garbage */
+  if (f == F_GRAY32F) {
+    size = packed_size (f, w, h);     /* rows of 4 w bytes, no padding */
+  } else {
+    gst_video_info_set_format (&info, formats[f].video, w, h);
+    size = info.size;
+  }
+  buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gst_buffer_memset (buf, 0, 0xa5, size);       /* padding is garbage */
   err = copy_frame (buf, (guint8 *) g_bytes_get_data (frame, NULL), f, w, h,
       TRUE);
   fail_unless (err == NULL, "%s", err);
@@ -399,6 +456,8 @@ typedef struct {
   GstClockTime pts;
   gboolean cuda_caps;           /* memory:CUDAMemory negotiated */
   GstCudaContext *ctx;          /* of its CUDA memory; NULL: not CUDA memory */
+  gboolean on_stream;           /* its CUDA memory carries a stream (1.24) */
+  gboolean need_sync;           /* ... and is marked to be synchronised */
 } Out;
 
 static void
@@ -452,8 +511,16 @@ on_sample (GstAppSink * sink, gpointer user_data)
   gchar *err = NULL;
 
   o->pts = GST_BUFFER_PTS (buf);
-  if (gst_buffer_n_memory (buf) == 1 && gst_is_cuda_memory (mem))
+  if (gst_buffer_n_memory (buf) == 1 && gst_is_cuda_memory (mem)) {
     o->ctx = gst_object_ref (GST_CUDA_MEMORY_CAST (mem)->context);
+#if GST_CHECK_VERSION (1, 24, 0)
+    /* before the map below, which synchronises */
+    o->on_stream = gst_cuda_memory_get_stream (GST_CUDA_MEMORY_CAST (mem))
+        != NULL;
+    o->need_sync = GST_MEMORY_FLAG_IS_SET (mem,
+        GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);
+#endif
+  }
   if (!parse_raw_caps (gst_sample_get_caps (sample), o)) {
     err = g_strdup_printf ("caps %" GST_PTR_FORMAT,
         gst_sample_get_caps (sample));
@@ -917,11 +984,12 @@ cuda_in_case (GRand * r, Fmt in, Fmt out, guint w, guint h, RefBorder border,
 }
 
 /* CUDA memory in and out, no copy to the host between: every format (GRAY8
- * too, which cudaupload does not carry), both sizes in turn. */
+ * and GRAY32F too, which cudaupload does not carry and GStreamer's CUDA
+ * allocator has no layout for), both sizes in turn. */
 GST_START_TEST (test_cuda_memory_out_bit_exact)
 {
   static const Fmt fmts[] = { F_RGBA, F_BGRA, F_RGBX, F_BGRX, F_GRAY8,
-    F_NV12, F_I420
+    F_NV12, F_I420, F_GRAY32F
   };
   GRand *r = ref_rand_new ("cuda_memory_out_bit_exact");
   const guint n_frames = quick ()? 3 : 8;
@@ -937,13 +1005,14 @@ GST_START_TEST (test_cuda_memory_out_bit_exact)
 GST_END_TEST;
 
 /* The conversions from CUDA memory: GRAY8 -> GRAY32F and NV12/I420 ->
- * GRAY8/GRAY32F (the filtered luma), out in CUDA and in system memory.
- * GRAY32F is no GstVideoFormat, so its CUDA memory is read through a plain
- * map, as any application would. */
+ * GRAY8/GRAY32F (the filtered luma), and GRAY32F in, out in CUDA and in
+ * system memory. GRAY32F is no GstVideoFormat, so its CUDA memory is read
+ * through a plain map, as any application would. */
 GST_START_TEST (test_conversions_cuda_in)
 {
   static const Fmt cases[][2] = { {F_GRAY8, F_GRAY32F}, {F_NV12, F_GRAY32F},
-  {F_I420, F_GRAY8}, {F_NV12, F_GRAY8}, {F_I420, F_GRAY32F}
+  {F_I420, F_GRAY8}, {F_NV12, F_GRAY8}, {F_I420, F_GRAY32F},
+  {F_GRAY32F, F_GRAY32F}
   };
   GRand *r = ref_rand_new ("conversions_cuda_in");
   const guint n_frames = quick ()? 3 : 8;
@@ -1237,6 +1306,173 @@ GST_START_TEST (test_one_cuda_context)
 
 GST_END_TEST;
 
+/* --- CUDA streams (GStreamer 1.24 and later) ---------------------------- */
+
+#if GST_CHECK_VERSION (1, 24, 0)
+
+#define SCRATCH_PITCH 65536
+#define SCRATCH_ROWS 4096
+
+/* Keeps `stream` busy for some milliseconds (memsets of 256 MB of
+ * `scratch`): what is queued behind it, such as the upload of a frame
+ * written through the host, made when gpuconvolve maps it for the device,
+ * is still to come when a reader that does not wait for the stream reads
+ * the frame. */
+static void
+delay_stream (GstCudaContext * ctx, GstCudaStream * stream,
+    CUdeviceptr scratch)
+{
+  fail_unless (gst_cuda_context_push (ctx));
+  for (guint i = 0; i < 64; i++)
+    fail_unless (gst_cuda_result (CuMemsetD2D8Async (scratch, SCRATCH_PITCH,
+                i, SCRATCH_PITCH, SCRATCH_ROWS,
+                gst_cuda_stream_get_handle (stream))));
+  gst_cuda_context_pop (NULL);
+}
+
+/* `in` in CUDA memory written on `stream` behind a delay, pushed before
+ * that work is done, through gpuconvolve with stream sharing on or off
+ * (GPUCONVOLVE_NO_STREAM_SHARING): the bytes of the system memory path;
+ * CUDA output carries a stream of its own, marked to be synchronised,
+ * with sharing and none without. */
+static void
+stream_case (GRand * r, GstCudaContext * ctx, GstCudaStream * stream,
+    CUdeviceptr scratch, Fmt in, Fmt out, guint w, guint h,
+    gboolean cuda_out, gboolean sharing)
+{
+  const guint n_frames = quick ()? 3 : 8;
+  gchar *what = g_strdup_printf ("%s -> %s %ux%u, CUDA memory on a busy "
+      "stream in, %s out, stream sharing %s", formats[in].name,
+      formats[out].name, w, h, cuda_out ? "CUDA memory" : "system memory",
+      sharing ? "on" : "off");
+  gchar *props = gcvt_launch_props (), *out_caps = caps_text (out, cuda_out);
+  gchar *ref_line = system_line (out);
+  gchar *line = g_strdup_printf ("appsrc name=src format=time ! "
+      "gpuconvolve name=f %s ! %s ! appsink name=sink sync=false", props,
+      out_caps);
+  CudaSource *cuda = cuda_source_new_on (ctx, in, w, h, stream);
+  GPtrArray *frames = random_frames (r, in, w, h, n_frames);
+  GPtrArray *sys = samples_new (), *dev = samples_new ();
+  RefParams p;
+  RefKernel *k = random_params (r, &p, REF_BORDER_REFLECT101);
+  const gchar *planes = n_planes (in) == 1 ? NULL : "all";
+  Run *ref, *gpu;
+
+  g_print ("%s\n", what);
+  if (sharing)
+    g_unsetenv ("GPUCONVOLVE_NO_STREAM_SHARING");
+  else
+    g_setenv ("GPUCONVOLVE_NO_STREAM_SHARING", "1", TRUE);
+  add_samples (sys, frames, 0, n_frames, in, w, h, NULL);
+  add_samples (dev, frames, 0, n_frames, in, w, h, cuda);
+  ref = run_line (ref_line, &p, 3, planes, NULL, sys, what);
+  gpu = run_new (line, &p, 3, planes, ctx, what);
+  for (guint i = 0; i < n_frames; i++) {
+    delay_stream (ctx, stream, scratch);
+    run_push (gpu, dev, i, i + 1);
+  }
+  run_finish (gpu, n_frames);
+  g_unsetenv ("GPUCONVOLVE_NO_STREAM_SHARING");
+
+  assert_memory (gpu, TRUE, cuda_out);
+  assert_same_frames (gpu, ref);
+  for (guint i = 0; cuda_out && i < gpu->out->len; i++) {
+    Out *o = g_ptr_array_index (gpu->out, i);
+    fail_unless (o->on_stream == sharing, "%s: output frame %u is memory %s "
+        "a CUDA stream", what, i, o->on_stream ? "on" : "with no");
+    fail_unless (!sharing || o->need_sync, "%s: output frame %u is not "
+        "marked to be synchronised (GST_CUDA_MEMORY_TRANSFER_NEED_SYNC)",
+        what, i);
+  }
+  run_free (gpu);
+  run_free (ref);
+  g_ptr_array_unref (dev);
+  g_ptr_array_unref (sys);
+  cuda_source_free (cuda);
+  ref_kernel_free (k);
+  g_ptr_array_unref (frames);
+  g_free (line);
+  g_free (ref_line);
+  g_free (out_caps);
+  g_free (props);
+  g_free (what);
+}
+
+/* Frames whose upload is still queued on their memory's stream when they
+ * are pushed: with stream sharing gpuconvolve's streams wait for it on the
+ * GPU, without it gpuconvolve synchronises it on the CPU; a frame read
+ * before the upload is done differs from the system memory path. Every
+ * format, CUDA and system memory out. */
+GST_START_TEST (test_stream_sharing)
+{
+  static const Fmt fmts[] = { F_RGBA, F_GRAY8, F_GRAY32F, F_NV12, F_I420 };
+  GRand *r = ref_rand_new ("stream_sharing");
+  GstCudaContext *ctx = new_cuda_context ();
+  GstCudaStream *stream = gst_cuda_stream_new (ctx);
+  CUdeviceptr scratch;
+  gsize pitch;
+
+  fail_unless (stream != NULL);
+  fail_unless (gst_cuda_context_push (ctx));
+  fail_unless (gst_cuda_result (CuMemAllocPitch (&scratch, &pitch,
+              SCRATCH_PITCH, SCRATCH_ROWS, 16)) && pitch == SCRATCH_PITCH);
+  gst_cuda_context_pop (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (fmts); i++)
+    for (guint sharing = 0; sharing < 2; sharing++)
+      stream_case (r, ctx, stream, scratch, fmts[i], fmts[i], i % 2 ? 640 :
+          97, cuda_height (fmts[i], i % 2 ? 360 : 61), (i + sharing) % 2,
+          sharing);
+  /* the luma of NV12 as GRAY32F, CUDA memory out */
+  stream_case (r, ctx, stream, scratch, F_NV12, F_GRAY32F, 640, 360, TRUE,
+      TRUE);
+
+  fail_unless (gst_cuda_context_push (ctx));
+  CuMemFree (scratch);
+  gst_cuda_context_pop (NULL);
+  gst_cuda_stream_unref (stream);
+  gst_object_unref (ctx);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* nvh264dec takes the stream of the pool gpuconvolve offers it, or marks
+ * its own output to be synchronised: decoded frames filtered with stream
+ * sharing and without are the same bytes, in CUDA memory out. */
+GST_START_TEST (test_decoder_stream_sharing)
+{
+  const guint n = quick ()? 6 : 20;
+  GPtrArray *stream = h264_samples (n, 640, 360);
+  GRand *r = ref_rand_new ("decoder_stream_sharing");
+  RefParams p;
+  RefKernel *k = random_params (r, &p, REF_BORDER_REPLICATE);
+  gchar *line = decoder_line (F_NV12, TRUE);
+  Run *shared, *synced;
+
+  shared = run_line (line, &p, 3, "all", NULL, stream,
+      "nvh264dec ! gpuconvolve, stream sharing on");
+  g_setenv ("GPUCONVOLVE_NO_STREAM_SHARING", "1", TRUE);
+  synced = run_line (line, &p, 3, "all", NULL, stream,
+      "nvh264dec ! gpuconvolve, stream sharing off");
+  g_unsetenv ("GPUCONVOLVE_NO_STREAM_SHARING");
+  assert_memory (shared, TRUE, TRUE);
+  assert_same_frames (shared, synced);
+  for (guint i = 0; i < shared->out->len; i++)
+    fail_unless (((Out *) g_ptr_array_index (shared->out, i))->on_stream,
+        "%s: output frame %u is memory with no CUDA stream", shared->what, i);
+  run_free (synced);
+  run_free (shared);
+  g_free (line);
+  ref_kernel_free (k);
+  g_rand_free (r);
+  g_ptr_array_unref (stream);
+}
+
+GST_END_TEST;
+
+#endif
+
 /* --- the suite ---------------------------------------------------------- */
 
 /* Registered where backend=cuda is under test and every element in
@@ -1279,6 +1515,16 @@ cuda_memory_suite (void)
       "cudadownload", NULL);
   ADD_TEST (tc, test_one_cuda_context, "x264enc", "h264parse", "nvh264dec",
       NULL);
+#if GST_CHECK_VERSION (1, 24, 0)
+  ADD_TEST (tc, test_stream_sharing, NULL);
+  ADD_TEST (tc, test_decoder_stream_sharing, "x264enc", "h264parse",
+      "nvh264dec", NULL);
+#else
+  gcvt_add_test_if (tc, NULL, "test_stream_sharing", 0, 1, FALSE,
+      "GStreamer 1.22's CUDA memory carries no stream");
+  gcvt_add_test_if (tc, NULL, "test_decoder_stream_sharing", 0, 1, FALSE,
+      "GStreamer 1.22's CUDA memory carries no stream");
+#endif
   return s;
 }
 
