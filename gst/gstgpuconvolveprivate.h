@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the files of the gpuconvolve element share: the instance, its debug
+ * category, and the functions one of its files calls in another. Not
+ * installed; the element's public face is gstgpuconvolve.h. */
+#ifndef __GST_GPU_CONVOLVE_PRIVATE_H__
+#define __GST_GPU_CONVOLVE_PRIVATE_H__
+
+#include "gstgpuconvolve.h"
+#include "gstgpuconvolvecaps.h"
+#include "gstgpuconvolveframes.h"
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN (gst_gpu_convolve_debug);
+#define GST_CAT_DEFAULT gst_gpu_convolve_debug
+
+/* GstBaseTransform's class, which the element's vfuncs chain up to: the
+ * parent_class of G_DEFINE_TYPE, which is static to gstgpuconvolve.c. */
+#define GST_GPU_CONVOLVE_PARENT_CLASS \
+  ((GstBaseTransformClass *) g_type_class_peek (GST_TYPE_BASE_TRANSFORM))
+
+struct _GstGpuConvolve
+{
+  GstBaseTransform parent;
+
+  /* properties, under the object lock */
+  GcvFilterDesc desc;           /* its arrays point into the GArrays below */
+  GArray *kernel, *row_kernel, *column_kernel;
+  GcvBackendKind backend;
+  gint cuda_device_id;
+  guint queue_depth;
+  gchar *tuning_file;
+  GcvFrameOptions frame_options;        /* statistics and its threshold */
+  gboolean post_messages;
+  gboolean settings_changed;    /* desc differs from the filter in use */
+  gchar *active_algorithm;
+  GstClockTime last_duration;   /* of the latest input, for the latency */
+
+  /* the CUDA context shared with nvcodec's elements (a GstCudaContext),
+   * from set_context() or made at start */
+  GstObject *cuda_context;
+
+  /* streaming thread */
+  GcvEngine *engine;
+  GcvFilter *filter;            /* the filter in use */
+  GcvPlan *plan;
+  GstGpuConvolveInfo in_info, out_info;
+  GstGpuConvolveFrames *frames;
+  gboolean failed;              /* error posted, no frame runs: a filter
+                                 * change failed (no plan) or no output
+                                 * buffers could be had */
+  gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
+  gboolean warned_fallback;
+};
+
+/* gstgpuconvolvepreset.c: GstPreset, GStreamer's own wrapped so that the
+ * shipped presets of a later release are not hidden by the user's copies
+ * of an earlier one. */
+G_GNUC_INTERNAL
+void gst_gpu_convolve_preset_init (GstPresetInterface * iface);
+
+G_END_DECLS
+
+#endif /* __GST_GPU_CONVOLVE_PRIVATE_H__ */
