@@ -10,23 +10,35 @@
 #
 # and a GStreamer runtime unpacked into .gpuhost/ (see docs/building.md).
 #
-#   scripts/gpu-host.sh [-b BUILD] [-o OUT] STEP...
+#   scripts/gpu-host.sh [-b BUILD] [-o OUT] [-r RUNNER] [-g RUNTIME] STEP...
+#
+# A build made in the Debian 13 root (GStreamer 1.26) runs with Debian 13's
+# C library: -r run126 prefixes every program with that runner (RUNNER in
+# the environment does the same), takes the runtime from .gpuhost-1.26/
+# (packed by ../shared/gpuhost/trixie.sh gpuhost; unpacked on first use),
+# and puts gst-launch-1.0 and gst-inspect-1.0 of that runtime first on PATH
+# for the scripts the steps run (bench/*.sh). -g names another runtime
+# folder (one with env.sh).
 #
 # JOBS bounds the parallel jobs (default: the CPU count), FAMILIES and TESTS
 # pick kernel families and test programs, TEST_LIMIT and SANITIZE_LIMIT are
 # each job's seconds.
 #
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
-# pipelines-gpu, tune, check-dispatch, soak. Logs go to OUT (default
+# pipelines-gpu, stream-sharing, tune, check-dispatch, soak. Logs go to OUT (default
 # out/gpu); the exit code is non-zero when a step failed.
 set -uo pipefail
 
 build=build-gpu
 out=${OUT:-out}/gpu
-while getopts "b:o:" opt; do
+runner=${RUNNER:-}
+runtime=
+while getopts "b:o:r:g:" opt; do
   case $opt in
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
+    r) runner=$OPTARG ;;
+    g) runtime=$OPTARG ;;
     *) exit 2 ;;
   esac
 done
@@ -38,10 +50,45 @@ if [ ! -d "$build" ] && [ -f "$build.tar.xz" ]; then
 fi
 mkdir -p "$out"
 
-[ -f .gpuhost/env.sh ] && . .gpuhost/env.sh
+# the GStreamer runtime: .gpuhost/, or 1.26's for run126
+if [ -z "$runtime" ]; then
+  case $runner in
+    run126 | */run126) runtime=.gpuhost-1.26 ;;
+    *) runtime=.gpuhost ;;
+  esac
+fi
+if [ ! -d "$runtime/root" ] && [ -f "$runtime/gpuhost.tar.xz" ]; then
+  tar -C "$runtime" -xJf "$runtime/gpuhost.tar.xz" || exit 1
+fi
+if [ -f "$runtime/env.sh" ]; then
+  . "$runtime/env.sh"
+elif [ -n "$runner" ]; then
+  echo "gpu-host.sh: no $runtime/env.sh for -r $runner" >&2
+  exit 2
+fi
+if [ -n "$runner" ]; then
+  command -v "$runner" >/dev/null 2>&1 || {
+    echo "gpu-host.sh: runner $runner not found (it comes with $runtime)" >&2
+    exit 2
+  }
+  # gst-launch-1.0 and gst-inspect-1.0 by name, as the bench scripts call
+  # them, are the runtime's, through the runner
+  wrappers=${TMPDIR:-/tmp}/gpuconvolve-runner-$$
+  mkdir -p "$wrappers"
+  for tool in gst-launch-1.0 gst-inspect-1.0; do
+    target=$root/$runtime/root/usr/bin/$tool
+    [ -x "$target" ] || target=$(command -v "$tool") || continue
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$runner" "$target" \
+      >"$wrappers/$tool"
+    chmod +x "$wrappers/$tool"
+  done
+  export PATH=$wrappers:$PATH
+  trap 'rm -rf "$wrappers"' EXIT
+fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export GST_PLUGIN_PATH_1_0=$root/$build/gst GST_PLUGIN_PATH=$root/$build/gst
-export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry.bin
+# one registry per runtime: a 1.22 and a 1.26 run in one session
+export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$(basename "$runtime").bin
 export GST_PRESET_PATH=$root/presets
 export GPUCONVOLVE_TUNING_PATH=$root/presets/tuning
 xdg=${TMPDIR:-/tmp}/gpuconvolve-xdg
@@ -56,10 +103,15 @@ summary=$out/summary.txt
 
 note() { echo "$*" | tee -a "$summary"; }
 
-# run NAME TIMEOUT COMMAND...: logs to OUT/NAME.log, notes the result
+# run NAME TIMEOUT COMMAND...: logs to OUT/NAME.log, notes the result; a
+# program of the build goes through the runner (the host's tools, such as
+# compute-sanitizer and ncu, put $runner before the program they start)
 run() {
   local name=$1 limit=$2 rc
   shift 2
+  case $1 in
+    "$build"/*) [ -n "$runner" ] && set -- "$runner" "$@" ;;
+  esac
   local t0=$SECONDS
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   rc=$?
@@ -156,7 +208,7 @@ step_sanitize() {
       export CK_TIMEOUT_MULTIPLIER=10     # instrumented kernels are slow
       run "sanitize-$1-$2-$3" "${SANITIZE_LIMIT:-480}" compute-sanitizer \
           --tool "$1" --error-exitcode 3 --target-processes all \
-          "$build/tests/$3"
+          $runner "$build/tests/$3"
     ) &
   done
   wait_all
@@ -191,6 +243,15 @@ step_pipelines() {
 step_pipelines_gpu() {
   run pipelines-gpu 480 bench/pipelines-gpu.sh 1000 400
   cat "$out/pipelines-gpu.log"
+}
+
+# eight decoded streams on one GPU with CUDA stream sharing and without:
+# CPU seconds per 1,000 frames and gpuconvolve's per-frame latency; the
+# rows of every run with the same OUT make one table (1.22, then 1.26)
+step_stream_sharing() {
+  export CSV=$out/stream-sharing.csv
+  run stream-sharing 590 bench/stream-sharing.sh
+  cat "$out/stream-sharing.log"
 }
 
 step_tune() {
@@ -229,7 +290,7 @@ step_profile() {
     set -- $k
     run "profile-$1-$2-$3" 300 ncu --section SpeedOfLight \
         --section Occupancy -k "regex:$4" --launch-skip 2 --launch-count 4 \
-        "$build/bench/gpuconvolve-bench" --formats=GRAY32F --kernels="$1" \
+        $runner "$build/bench/gpuconvolve-bench" --formats=GRAY32F --kernels="$1" \
         --forms="$2" --families="$3" --peers=none --runs=3 --warmup=1 \
         --csv=
     grep -E "^  [a-zA-Z_].*\(|Memory Throughput|Compute \(SM\) Throughput|DRAM Throughput|Duration|Achieved Occupancy|Registers Per" \

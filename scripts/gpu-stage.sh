@@ -5,7 +5,10 @@
 # benchmark programs each hold the kernels (they link the engine's internal
 # static library), which one xz dictionary stores once.
 #   scripts/gpu-stage.sh [BUILD]      then: scripts/gpu-host.sh -b .gpurun/BUILD
-# (gpu-host.sh unpacks the archive on first use).
+# (gpu-host.sh unpacks the archive on first use). A build made in the
+# Debian 13 root (GStreamer 1.26) is packed the same way and run with
+# Debian 13's runtime:
+#   scripts/gpu-stage.sh build-126    then: scripts/gpu-host.sh -r run126 -b .gpurun/build-126
 set -eu
 build=${1:-build-gpu}
 name=$(basename "$build")
