@@ -53,6 +53,21 @@ struct _GstGpuConvolve
   gboolean warned_fallback;
 };
 
+/* gstgpuconvolveproperties.c: the property table. install() from
+ * class_init, init() and finalize() for the instance's property state. */
+G_GNUC_INTERNAL
+void gst_gpu_convolve_properties_install (GObjectClass * gobject_class);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_properties_init (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_properties_finalize (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+
 /* gstgpuconvolvepreset.c: GstPreset, GStreamer's own wrapped so that the
  * shipped presets of a later release are not hidden by the user's copies
  * of an earlier one. */
