@@ -209,10 +209,14 @@ separable_pays (const GcvDispatchKey * key)
 /* Outputs down per thread for tiled's unrolled kernels, as most points of
  * the H200 table pick: for the RGBA family four, which share each input
  * row's widened window, or one where the kernel is one row tall and there
- * is nothing to share; two for one channel. */
+ * is nothing to share; two for one channel and for gradient magnitudes. */
 static gint
 tiled_rows (const GcvDispatchKey * key)
 {
+  /* gradient magnitudes: two, the rows of their unrolled kernels
+   * (tiled.cu), whose two sums a pixel take twice the registers */
+  if (key->magnitude)
+    return 2;
   if (gcv_format_channels (key->format) == 4)
     return key->kh == 1 ? 1 : 4;
   return 2;
@@ -229,7 +233,7 @@ gcv_dispatch_heuristic (const GcvDispatchKey * key,
   } else if (key->kw == 1) {
     /* tiled runs a kernel one tap wide as one pass down the columns */
     v->family = GCV_FAMILY_TILED;
-  } else if (gcv_dispatch_prefers_fft (key, dev)) {
+  } else if (!key->magnitude && gcv_dispatch_prefers_fft (key, dev)) {
     v->family = GCV_FAMILY_FFT;
     v->fft_tile = gcv_dispatch_fft_tile (key, dev);
   } else {
@@ -331,7 +335,9 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     lookup = key;
     lookup.format = gcv_format_channels (key.format) == 4 ? GCV_FORMAT_RGBA :
         GCV_FORMAT_GRAY32F;
-    row = table ? gcv_tuning_table_lookup (table, &lookup) : NULL;
+    /* the tables measured one kernel a frame, not a magnitude's two */
+    row = table && !key.magnitude ? gcv_tuning_table_lookup (table, &lookup)
+        : NULL;
     /* A nearby row's unrolled tiled kernel may not exist for this width
      * (even widths, say): its adaptive stand-in is slower than what the
      * heuristic picks with that in mind. With separable=auto the rows of
@@ -351,6 +357,13 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
       family_defaults (v, requested, &key, dev);
       c->source = GCV_SOURCE_REQUESTED;
     }
+  }
+  /* gcv-filter.c refuses separable for a magnitude; a forced variant may
+   * still name it */
+  if (key.magnitude && v->family != GCV_FAMILY_DIRECT
+      && v->family != GCV_FAMILY_TILED) {
+    c->fallback = GCV_FALLBACK_MAGNITUDE;
+    family_defaults (v, GCV_FAMILY_TILED, &key, dev);
   }
   if (v->family == GCV_FAMILY_SEPARABLE && !rank1) {
     c->fallback = GCV_FALLBACK_NOT_RANK1;
@@ -387,7 +400,8 @@ gcv_fallback_reason (GcvFallback fallback)
   static const gchar *const reasons[] = { "", "kernel not rank 1",
     "register cannot run this size", "fft could not be set up",
     "tile too large for shared memory", "the separable factors' zeros and "
-        "signs differ from the kernel's, which float input needs"
+        "signs differ from the kernel's, which float input needs",
+    "only direct and tiled run gradient magnitudes"
   };
   return fallback < G_N_ELEMENTS (reasons) ? reasons[fallback] : "?";
 }

@@ -42,6 +42,9 @@ typedef struct {
                                  * taps (0: kw); not part of table keys */
   gboolean separable_only;      /* separable=always: the separable paths
                                  * alone; not part of table keys */
+  gboolean magnitude;           /* a gradient magnitude (filter=sobel,
+                                 * scharr), which only direct and tiled
+                                 * run; not part of table keys */
 } GcvDispatchKey;
 
 /* The device, as far as choices depend on it. */
@@ -87,6 +90,8 @@ typedef enum {
   GCV_FALLBACK_TILE_TOO_LARGE,  /* no tile fits shared memory: direct */
   GCV_FALLBACK_FACTOR_SIGNS,    /* separable, GRAY32F, factors whose zeros
                                  * and signs are not K's: 2D */
+  GCV_FALLBACK_MAGNITUDE,       /* register or fft asked for a gradient
+                                 * magnitude, which they do not run: tiled */
 } GcvFallback;
 
 typedef struct {
@@ -99,8 +104,9 @@ typedef struct _GcvTuningTable GcvTuningTable;
 
 /* The one place a family is chosen: the forced variant, else the table's
  * row for the key (where its choice can run, and is separable for kernels
- * that take the separable path), else the heuristic; then the requested
- * family where it differs; then what `limits` allow. */
+ * that take the separable path; gradient magnitudes take no table row),
+ * else the heuristic; then the requested family where it differs; then
+ * what `limits` allow. */
 void gcv_dispatch_choose (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, const GcvFamilyLimits * limits,
     const GcvTuningTable * table, GcvFamily requested,
@@ -117,7 +123,7 @@ gboolean gcv_variant_parse (const gchar * text, GcvVariant * v,
     GError ** error);
 
 /* The analytic choice, no table: the separable path for rank-1 kernels,
- * FFT above the crossover, tiled otherwise. */
+ * FFT above the crossover, tiled otherwise (gradient magnitudes: tiled). */
 void gcv_dispatch_heuristic (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, GcvVariant * v);
 /* FFT tiles: the largest edge a variant may ask for; the edge that runs

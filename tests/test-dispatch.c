@@ -1086,6 +1086,61 @@ test_choice (void)
   gcv_tuning_table_free (t);
 }
 
+/* Gradient magnitudes (filter=sobel, scharr) run on direct and tiled only:
+ * auto takes tiled with two rows (the rows of its magnitude kernels), even
+ * where a table row or the FFT crossover says otherwise; register, fft or
+ * a forced separable fall back to tiled and say why; direct and tiled run
+ * as asked; without an unrolled kernel tiled is adaptive. */
+static void
+test_magnitude_choice (void)
+{
+  GcvDispatchKey gray = { GCV_FORMAT_GRAY8, 3, 3, FALSE, 1920, 1080, 0 };
+  GcvDispatchKey rgba = { GCV_FORMAT_RGBA, 3, 3, FALSE, 3840, 2160, 0 };
+  GcvDispatchKey big = { GCV_FORMAT_GRAY32F, 63, 63, FALSE, 3840, 2160, 0 };
+  GcvTuningTable *t = gcv_tuning_table_new ("test GPU", "sm_90");
+  GcvFamilyLimits l;
+  GcvDeviceInfo dev;
+  GcvVariant v;
+  GcvChoice c;
+
+  gray.magnitude = rgba.magnitude = TRUE;
+  all_fit (&l);
+  /* the table's row is for one kernel, not a magnitude's two */
+  add_row (t, GCV_FORMAT_GRAY32F, 3, 3, FALSE, 1920, 1080, 0.1,
+      "register p=4 block=64");
+  assert_choice (&gray, &l, t, GCV_FAMILY_AUTO, NULL, FALSE, "tiled ty=2",
+      GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  assert_choice (&rgba, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE, "tiled ty=2",
+      GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  /* where one kernel would go to the FFT */
+  device (&dev);
+  gcv_dispatch_heuristic (&big, &dev, &v);
+  g_assert_cmpint (v.family, ==, GCV_FAMILY_FFT);
+  big.magnitude = TRUE;
+  gcv_dispatch_heuristic (&big, &dev, &v);
+  g_assert_cmpint (v.family, ==, GCV_FAMILY_TILED);
+  /* asked for */
+  assert_choice (&gray, &l, NULL, GCV_FAMILY_REGISTER, NULL, FALSE,
+      "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_MAGNITUDE);
+  assert_choice (&gray, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, "tiled ty=2",
+      GCV_SOURCE_REQUESTED, GCV_FALLBACK_MAGNITUDE);
+  assert_choice (&rgba, &l, NULL, GCV_FAMILY_AUTO, "separable fused ty=4",
+      FALSE, "tiled ty=2", GCV_SOURCE_FORCED, GCV_FALLBACK_MAGNITUDE);
+  assert_choice (&gray, &l, NULL, GCV_FAMILY_DIRECT, NULL, FALSE, "direct",
+      GCV_SOURCE_REQUESTED, GCV_FALLBACK_NONE);
+  assert_choice (&gray, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE,
+      "tiled ty=2", GCV_SOURCE_HEURISTIC, GCV_FALLBACK_NONE);
+  g_assert_cmpstr (gcv_fallback_reason (GCV_FALLBACK_MAGNITUDE), ==,
+      "only direct and tiled run gradient magnitudes");
+  /* no unrolled magnitude kernel for the width: adaptive */
+  l.unrolled_rows = 0;
+  g_free (choose (&gray, &l, NULL, GCV_FAMILY_REGISTER, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_true (c.variant.adaptive);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_MAGNITUDE);
+  gcv_tuning_table_free (t);
+}
+
 /* --- the engine's ring ---------------------------------------------------- */
 
 /* A plan holds as many frames in flight as the engine says (1 on the CPU);
@@ -1144,6 +1199,7 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/heuristic/cases", test_heuristic_cases);
   g_test_add_func ("/dispatch/heuristic/formula", test_heuristic_formula);
   g_test_add_func ("/dispatch/choice", test_choice);
+  g_test_add_func ("/dispatch/choice/magnitude", test_magnitude_choice);
   g_test_add_func ("/engine/ring", test_ring);
   return g_test_run ();
 }
