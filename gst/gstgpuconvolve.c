@@ -65,151 +65,7 @@ G_DEFINE_TYPE_WITH_CODE (GstGpuConvolve, gst_gpu_convolve,
 GST_ELEMENT_REGISTER_DEFINE (gpuconvolve, "gpuconvolve", GST_RANK_NONE,
     GST_TYPE_GPU_CONVOLVE);
 
-/* --- filter and plan ----------------------------------------------------- */
-
-static void
-set_active_algorithm (GstGpuConvolve * self)
-{
-  gchar *desc = NULL;
-  gboolean changed;
-
-  if (self->plan)
-    desc = g_strdup_printf ("%s on %s", gcv_plan_describe (self->plan),
-        gcv_engine_describe (self->engine));
-  GST_OBJECT_LOCK (self);
-  changed = g_strcmp0 (desc, self->active_algorithm) != 0;
-  g_free (self->active_algorithm);
-  self->active_algorithm = desc;
-  GST_OBJECT_UNLOCK (self);
-  if (changed && desc) {
-    GST_INFO_OBJECT (self, "active algorithm: %s", desc);
-    g_object_notify (G_OBJECT (self), "active-algorithm");
-  }
-}
-
-/* Passthrough for the identity between equal formats, when no frame
- * needs statistics. TRUE when that changed. */
-static gboolean
-update_passthrough (GstGpuConvolve * self)
-{
-  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
-  gboolean was = gst_base_transform_is_passthrough (trans);
-  gboolean statistics, now;
-
-  GST_OBJECT_LOCK (self);
-  statistics = self->frame_options.statistics;
-  GST_OBJECT_UNLOCK (self);
-  now = self->filter && gcv_filter_is_identity (self->filter) && !statistics
-      && self->in_info.format == self->out_info.format
-      && self->in_info.cuda_memory == self->out_info.cuda_memory;
-
-  gst_base_transform_set_passthrough (trans, now);
-  return was != now;
-}
-
-/* Builds the filter from the properties when they changed. Settings that
- * do not fit together keep the filter in use and say so on the bus, once
- * for each change. */
-static gboolean
-refresh_filter (GstGpuConvolve * self, GError ** error)
-{
-  GcvFilter *filter = NULL;
-  GcvFamily algorithm;
-  GError *err = NULL;
-
-  GST_OBJECT_LOCK (self);
-  if (!self->settings_changed && self->filter) {
-    GST_OBJECT_UNLOCK (self);
-    return TRUE;
-  }
-  self->settings_changed = FALSE;
-  filter = gcv_filter_new (&self->desc, &err);
-  algorithm = self->desc.algorithm;
-  GST_OBJECT_UNLOCK (self);
-
-  if (!filter) {
-    if (!self->filter) {
-      g_propagate_error (error, err);
-      return FALSE;
-    }
-    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
-        ("Invalid filter settings, keeping the previous filter: %s",
-            err->message), (NULL));
-    g_error_free (err);
-    return TRUE;
-  }
-  if (self->plan && !gcv_plan_set_filter (self->plan, filter, algorithm,
-          error)) {
-    gcv_filter_free (filter);
-    return FALSE;
-  }
-  gcv_filter_free (self->filter);
-  self->filter = filter;
-  if (self->plan) {
-    /* Into or out of passthrough: downstream's pool (ours when filtering)
-     * and upstream's (pinned when filtering on CUDA) are chosen again. */
-    if (update_passthrough (self)) {
-      gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
-      gst_base_transform_reconfigure_sink (GST_BASE_TRANSFORM (self));
-    }
-    set_active_algorithm (self);
-  }
-  return TRUE;
-}
-
-GcvFilter *
-gst_gpu_convolve_build_filter (GstGpuConvolve * self, GcvFamily * algorithm,
-    GError ** error)
-{
-  GcvFilter *filter;
-
-  GST_OBJECT_LOCK (self);
-  filter = gcv_filter_new (&self->desc, error);
-  *algorithm = self->desc.algorithm;
-  GST_OBJECT_UNLOCK (self);
-  return filter;
-}
-
 /* --- frames ------------------------------------------------------------- */
-
-/* Frames in flight at most: what the engine holds for queue-depth. */
-static guint
-frames_in_flight (GstGpuConvolve * self)
-{
-  guint wanted;
-
-  if (self->plan)
-    return gcv_plan_get_capacity (self->plan);
-  GST_OBJECT_LOCK (self);
-  wanted = self->queue_depth;
-  GST_OBJECT_UNLOCK (self);
-  return self->engine ? gcv_engine_frames_in_flight (self->engine, wanted) :
-      1;
-}
-
-static GstFlowReturn
-drain (GstGpuConvolve * self)
-{
-  return gst_gpu_convolve_frames_drain (self->frames, self->plan);
-}
-
-static void
-discard_in_flight (GstGpuConvolve * self)
-{
-  gst_gpu_convolve_frames_discard (self->frames, self->plan);
-}
-
-/* From any thread: a flush or a stop need not wait for a CPU frame that
- * takes seconds; the frame in progress fails as interrupted. The object
- * lock keeps stop() from freeing the engine meanwhile. */
-static void
-interrupt_engine (GstGpuConvolve * self, gboolean on)
-{
-  GST_OBJECT_LOCK (self);
-  if (self->engine)
-    gcv_engine_interrupt (self->engine, on);
-  GST_OBJECT_UNLOCK (self);
-}
 
 /* Where a frame's planes lie in a buffer: a GstVideoMeta's offsets and
  * strides, else those of CUDA memory's own layout, else the caps'
@@ -507,7 +363,7 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
    * output, not an earlier one still in flight: those go out first. */
   if ((self->dropped || GST_BUFFER_IS_DISCONT (trans->queued_buf))
       && gst_gpu_convolve_frames_count (self->frames)) {
-    ret = drain (self);
+    ret = gst_gpu_convolve_frames_drain (self->frames, self->plan);
     if (ret != GST_FLOW_OK) {
       gst_clear_buffer (&trans->queued_buf);
       return ret;
@@ -525,7 +381,7 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
     gst_clear_buffer (&trans->queued_buf);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (gst_gpu_convolve_frames_count (self->frames) >= frames_in_flight (self))
+  if (gst_gpu_convolve_frames_count (self->frames) >= gst_gpu_convolve_max_in_flight (self))
     /* called again for the input */
     return gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
         outbuf);
@@ -533,7 +389,7 @@ gst_gpu_convolve_generate_output (GstBaseTransform * trans,
   ret = submit_frame (self, g_steal_pointer (&trans->queued_buf));
   if (ret == GST_FLOW_OK
       && gst_gpu_convolve_frames_count (self->frames) >=
-      frames_in_flight (self))
+      gst_gpu_convolve_max_in_flight (self))
     ret = gst_gpu_convolve_frames_finish_oldest (self->frames, self->plan,
         outbuf);
   return ret;
@@ -555,36 +411,6 @@ gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
 }
 
 /* --- GstBaseTransform ---------------------------------------------------- */
-
-/* A CUDA engine in the context shared with the pipeline's other CUDA
- * elements, so that their memory is ours to read and write: theirs (or the
- * application's) where they have one, else the one this process's
- * elements share, offered to them. Without GStreamer's CUDA library, in
- * the device's own primary context. */
-static GcvEngine *
-cuda_engine_new (GstGpuConvolve * self, gint device_id, GError ** error)
-{
-  GcvEngine *engine;
-
-  /* set_context() fills self->cuda_context from inside this call when a
-   * neighbour or the application has one */
-  if (!gst_gpu_convolve_cuda_find_context (GST_ELEMENT (self), device_id,
-          &self->cuda_context)) {
-    /* the engine finds the device cuda-device-id means */
-    engine = gcv_engine_new (GCV_BACKEND_CUDA, device_id, error);
-    if (!engine)
-      return NULL;
-    self->cuda_context = gst_gpu_convolve_cuda_share_context (GST_ELEMENT
-        (self), gcv_engine_get_device (engine));
-    if (!self->cuda_context)
-      return engine;
-    gcv_engine_free (engine);
-  }
-  GST_INFO_OBJECT (self, "running in CUDA context %" GST_PTR_FORMAT,
-      self->cuda_context);
-  return gcv_engine_new_for_context (gst_gpu_convolve_cuda_handle
-      (self->cuda_context), error);
-}
 
 static gboolean
 gst_gpu_convolve_start (GstBaseTransform * trans)
@@ -608,48 +434,20 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
   self->failed = FALSE;
   self->dropped = FALSE;
   g_clear_pointer (&self->filter, gcv_filter_free);
-  if (!refresh_filter (self, &error)) {
+  if (!gst_gpu_convolve_refresh_filter (self, &error)) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("Invalid filter settings: %s", error->message), (NULL));
     g_error_free (error);
     return FALSE;
   }
 
-  if (backend == GCV_BACKEND_AUTO
-      && !gcv_backend_available (GCV_BACKEND_CUDA, device_id, &error)) {
-    if (!self->warned_fallback)
-      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-          ("No usable CUDA device, filtering on the CPU"), ("%s",
-              error->message));
-    self->warned_fallback = TRUE;
-    g_clear_error (&error);
-    backend = GCV_BACKEND_CPU;
-  }
-  if (backend != GCV_BACKEND_CPU)
-    self->engine = cuda_engine_new (self, device_id, &error);
-  else
-    self->engine = gcv_engine_new (backend, device_id, &error);
-  if (!self->engine) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No usable CUDA device for backend=cuda: %s", error->message),
-        (NULL));
-    g_error_free (error);
+  if (!gst_gpu_convolve_engine_start (self, backend, device_id, queue_depth,
+          tuning_file)) {
     /* stop() is not called after a failed start: the filter built above
      * would be left behind */
     g_clear_pointer (&self->filter, gcv_filter_free);
     return FALSE;
   }
-  /* a table that cannot be used leaves the built-in choices, not a failure */
-  if (tuning_file && !gcv_engine_set_tuning_file (self->engine, tuning_file,
-          &error)) {
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Ignoring tuning-file: %s", error->message), (NULL));
-    g_clear_error (&error);
-  }
-  /* The CPU engine finishes each frame before the next, so one suffices. */
-  GST_INFO_OBJECT (self, "running on %s, %u frame(s) in flight",
-      gcv_engine_describe (self->engine), gcv_engine_frames_in_flight
-      (self->engine, queue_depth));
   return TRUE;
 }
 
@@ -657,42 +455,13 @@ static gboolean
 gst_gpu_convolve_stop (GstBaseTransform * trans)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
-  GcvEngine *engine;
 
-  discard_in_flight (self);
+  gst_gpu_convolve_frames_discard (self->frames, self->plan);
   g_clear_pointer (&self->plan, gcv_plan_free);
-  /* under the lock interrupt_engine() takes */
-  GST_OBJECT_LOCK (self);
-  engine = g_steal_pointer (&self->engine);
-  GST_OBJECT_UNLOCK (self);
-  gcv_engine_free (engine);
+  gst_gpu_convolve_engine_stop (self);
   g_clear_pointer (&self->filter, gcv_filter_free);
-  /* the engine ran in it; buffers of our pools keep their own reference */
-  gst_clear_object (&self->cuda_context);
-  set_active_algorithm (self);
+  gst_gpu_convolve_set_active_algorithm (self);
   return TRUE;
-}
-
-/* Whether CUDA memory can be had on the pads: on the CUDA backend, in a
- * context shared through GStreamer's CUDA library. Before start, where the
- * backend is not yet chosen: when it could be. */
-static gboolean
-cuda_memory_usable (GstGpuConvolve * self)
-{
-  GcvBackendKind backend;
-  gint device_id;
-
-  if (!gst_gpu_convolve_cuda_supported ())
-    return FALSE;
-  if (self->engine)
-    return gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA
-        && self->cuda_context;
-  GST_OBJECT_LOCK (self);
-  backend = self->backend;
-  device_id = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  return backend != GCV_BACKEND_CPU
-      && gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL);
 }
 
 static GstCaps *
@@ -700,7 +469,7 @@ gst_gpu_convolve_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
 {
   GstCaps *res = gst_gpu_convolve_caps_transform (direction, caps, filter,
-      cuda_memory_usable (GST_GPU_CONVOLVE (trans)));
+      gst_gpu_convolve_engine_cuda_memory_usable (GST_GPU_CONVOLVE (trans)));
   GST_DEBUG_OBJECT (trans, "%" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, caps,
       res);
   return res;
@@ -727,14 +496,14 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     self->in_info = in;
     self->out_info = out;
     /* the memories may have changed: passthrough needs the same on both */
-    update_passthrough (self);
+    gst_gpu_convolve_update_passthrough (self);
     return TRUE;
   }
 
   /* frames accepted under the old caps go out first */
-  if (drain (self) != GST_FLOW_OK)
+  if (gst_gpu_convolve_frames_drain (self->frames, self->plan) != GST_FLOW_OK)
     GST_WARNING_OBJECT (self, "could not push frames in flight");
-  if (!self->engine || !refresh_filter (self, &error)) {
+  if (!self->engine || !gst_gpu_convolve_refresh_filter (self, &error)) {
     if (error)
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("Invalid filter settings: %s", error->message), (NULL));
@@ -750,7 +519,7 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GcvFamily algorithm = self->desc.algorithm;
   GST_OBJECT_UNLOCK (self);
   self->plan = gcv_plan_new (self->engine, &geometry, self->filter, algorithm,
-      frames_in_flight (self), &error);
+      gst_gpu_convolve_max_in_flight (self), &error);
   if (!self->plan) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not set up filtering of %ux%u %s: %s", in.width, in.height,
@@ -761,8 +530,8 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->in_info = in;
   self->out_info = out;
   self->failed = FALSE;
-  update_passthrough (self);
-  set_active_algorithm (self);
+  gst_gpu_convolve_update_passthrough (self);
+  gst_gpu_convolve_set_active_algorithm (self);
   return TRUE;
 }
 
@@ -791,13 +560,6 @@ gst_gpu_convolve_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
   return TRUE;
 }
 
-static gboolean
-uses_cuda (GstGpuConvolve * self)
-{
-  return self->engine
-      && gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA;
-}
-
 /* Our buffers: CUDA memory where the caps say so; else pinned memory on
  * CUDA, so copies to and from the GPU are DMA straight from them, and
  * plain memory on the CPU, both from an allocator that fails with NULL
@@ -823,7 +585,7 @@ make_pool (GstGpuConvolve * self, GstCaps * caps,
     return pool;
   }
   return gst_gpu_convolve_pool_new (caps, info->size, min, max,
-      uses_cuda (self));
+      gst_gpu_convolve_engine_is_cuda (self));
 }
 
 static gboolean
@@ -848,20 +610,20 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   gst_query_add_allocation_meta (query, GST_VIDEO_CROP_META_API_TYPE, NULL);
   gst_query_parse_allocation (query, &caps, NULL);
   if (!caps || !gst_gpu_convolve_info_from_caps (&info, caps)
-      || (info.cuda_memory && !uses_cuda (self)))
+      || (info.cuda_memory && !gst_gpu_convolve_engine_is_cuda (self)))
     return TRUE;
   /* upstream writes frames straight into pinned memory, or into CUDA
    * memory of our context where the caps say so; on the CPU into plain
    * memory that, unlike GStreamer's default, fails an allocation with an
    * error rather than aborting */
-  pool = make_pool (self, caps, &info, frames_in_flight (self) + 1, 0, &size);
+  pool = make_pool (self, caps, &info, gst_gpu_convolve_max_in_flight (self) + 1, 0, &size);
   if (pool) {
     /* upstream only says it could not go on; the pool says why */
     gst_gpu_convolve_pool_report_to (pool, GST_ELEMENT (self));
     gst_query_add_allocation_pool (query, pool, size,
-        frames_in_flight (self) + 1, 0);
+        gst_gpu_convolve_max_in_flight (self) + 1, 0);
     if (!info.cuda_memory) {
-      GstAllocator *allocator = gst_gpu_convolve_allocator_get (uses_cuda
+      GstAllocator *allocator = gst_gpu_convolve_allocator_get (gst_gpu_convolve_engine_is_cuda
           (self));
       gst_query_add_allocation_param (query, allocator, NULL);
       gst_object_unref (allocator);
@@ -903,7 +665,7 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
    * the stream down, not stop it. */
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
-  min += frames_in_flight (self);
+  min += gst_gpu_convolve_max_in_flight (self);
   if (!(pool = make_pool (self, caps, &info, min, max, &size))) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not set up a pool "
             "of %ux%u %s output buffers%s", info.width, info.height,
@@ -939,33 +701,6 @@ gst_gpu_convolve_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   g_return_val_if_reached (GST_FLOW_NOT_SUPPORTED);
 }
 
-static void
-gst_gpu_convolve_before_transform (GstBaseTransform * trans,
-    GstBuffer * buffer)
-{
-  GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
-  GstClockTime ts = GST_BUFFER_PTS (buffer);
-  GError *error = NULL;
-
-  /* Controlled properties take their value for this buffer's stream time;
-   * outside a TIME segment (filesrc ! capsfilter gives BYTES) the
-   * timestamp is all there is. */
-  if (trans->segment.format == GST_FORMAT_TIME)
-    ts = gst_segment_to_stream_time (&trans->segment, GST_FORMAT_TIME, ts);
-  if (GST_CLOCK_TIME_IS_VALID (ts))
-    gst_object_sync_values (GST_OBJECT (self), ts);
-  if (!refresh_filter (self, &error)) {
-    /* The plan may be half changed: no frame may run on it. Frames in
-     * flight are dropped with it, and the stream stops with the error. */
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-        ("Could not apply the new filter: %s", error->message), (NULL));
-    g_error_free (error);
-    discard_in_flight (self);
-    g_clear_pointer (&self->plan, gcv_plan_free);
-    self->failed = TRUE;
-  }
-}
-
 static gboolean
 gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
@@ -974,14 +709,14 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
       /* outside the streaming thread, which may be in a long frame */
-      interrupt_engine (self, TRUE);
+      gst_gpu_convolve_engine_interrupt (self, TRUE);
       break;
     case GST_EVENT_FLUSH_STOP:
       /* the streaming thread is out of the interrupted frame by now; a
        * failed filter change stays failed: its plan is gone until new
        * caps or a restart */
-      interrupt_engine (self, FALSE);
-      discard_in_flight (self);
+      gst_gpu_convolve_engine_interrupt (self, FALSE);
+      gst_gpu_convolve_frames_discard (self->frames, self->plan);
       break;
     case GST_EVENT_TAG:
     case GST_EVENT_GAP:
@@ -996,7 +731,7 @@ gst_gpu_convolve_sink_event (GstBaseTransform * trans, GstEvent * event)
       /* The rest change what follows (caps, segment, end of stream): the
        * frames accepted before them go out first. */
       if (GST_EVENT_IS_SERIALIZED (event))
-        drain (self);
+        gst_gpu_convolve_frames_drain (self->frames, self->plan);
       break;
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
@@ -1014,7 +749,7 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
           self->cuda_context))
     return TRUE;
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
-    drain (self);
+    gst_gpu_convolve_frames_drain (self->frames, self->plan);
   res = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
       query);
   if (res && direction == GST_PAD_SRC
@@ -1034,7 +769,7 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
       GST_OBJECT_UNLOCK (self);
     }
     if (GST_CLOCK_TIME_IS_VALID (frame))
-      extra = (frames_in_flight (self) - 1) * frame;
+      extra = (gst_gpu_convolve_max_in_flight (self) - 1) * frame;
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
         GST_TIME_ARGS (extra));
     gst_query_set_latency (query, live, min + extra,
@@ -1067,23 +802,6 @@ gst_gpu_convolve_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* --- GObject ------------------------------------------------------------- */
 
-/* The CUDA context of the pipeline's other CUDA elements, given by the bin
- * or the application; one for another device than cuda-device-id asks for
- * is not taken. */
-static void
-gst_gpu_convolve_set_context (GstElement * element, GstContext * context)
-{
-  GstGpuConvolve *self = GST_GPU_CONVOLVE (element);
-  gint device_id;
-
-  GST_OBJECT_LOCK (self);
-  device_id = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  gst_gpu_convolve_cuda_set_context (element, context, device_id,
-      &self->cuda_context);
-  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
-}
-
 /* Stopping interrupts the frame in progress, which on the CPU could hold
  * the streaming thread, and so the pads' deactivation, for seconds. */
 static GstStateChangeReturn
@@ -1093,11 +811,11 @@ gst_gpu_convolve_change_state (GstElement * element, GstStateChange transition)
   GstStateChangeReturn ret;
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    interrupt_engine (self, TRUE);
+    gst_gpu_convolve_engine_interrupt (self, TRUE);
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   /* stop() freed the engine; one that stayed (a failed change) runs on */
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    interrupt_engine (self, FALSE);
+    gst_gpu_convolve_engine_interrupt (self, FALSE);
   return ret;
 }
 

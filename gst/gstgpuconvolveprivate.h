@@ -68,6 +68,43 @@ G_GNUC_INTERNAL
 void gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 
+/* gstgpuconvolvefilter.c: the properties settled into the filter the plan
+ * runs. refresh_filter() builds it when they changed (FALSE, with `error`,
+ * when there is no filter to keep or the plan refused it);
+ * update_passthrough() says TRUE when passthrough changed; max_in_flight()
+ * is the plan's capacity, or what the engine would give queue-depth. */
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_refresh_filter (GstGpuConvolve * self,
+    GError ** error);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_update_passthrough (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_set_active_algorithm (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+guint gst_gpu_convolve_max_in_flight (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_before_transform (GstBaseTransform * trans,
+    GstBuffer * buffer);
+
+/* gstgpuconvolveengine.c: the engine and the CUDA context it runs in.
+ * engine_start() posts its error and returns FALSE; interrupt() may be
+ * called from any thread. */
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_engine_start (GstGpuConvolve * self,
+    GcvBackendKind backend, gint device_id, guint queue_depth,
+    const gchar * tuning_file);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_engine_stop (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_engine_interrupt (GstGpuConvolve * self, gboolean on);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_engine_is_cuda (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_engine_cuda_memory_usable (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_set_context (GstElement * element,
+    GstContext * context);
+
 /* gstgpuconvolvepreset.c: GstPreset, GStreamer's own wrapped so that the
  * shipped presets of a later release are not hidden by the user's copies
  * of an earlier one. */

@@ -2,8 +2,8 @@
 /* The property table of gpuconvolve: each property installed with its
  * documentation and default, and set and got under the object lock. A
  * value is refused here only for a problem of its own; whether the values
- * fit together is judged when the filter is next built (refresh_filter()).
- * docs/properties.md. */
+ * fit together is judged when the filter is next built
+ * (gstgpuconvolvefilter.c). docs/properties.md. */
 #include "gstgpuconvolveprivate.h"
 #include "gstgpuconvolveenums.h"
 
@@ -233,7 +233,7 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
           break;
         case PROP_STATISTICS:
           self->frame_options.statistics = g_value_get_boolean (value);
-          /* into or out of passthrough (refresh_filter()) */
+          /* into or out of passthrough (gstgpuconvolvefilter.c) */
           self->settings_changed = TRUE;
           break;
         case PROP_STATISTICS_THRESHOLD:
