@@ -1,4 +1,4 @@
-/* The CUDA backend: device choice, per-slot streams and buffers, uploads and
+/* The CUDA backend: engines, per-slot streams and buffers, uploads and
  * downloads, and the launch of the chosen kernel family.
  *
  * Each slot (a frame in flight) owns a stream, an event and its device
@@ -8,6 +8,7 @@
  * overlap: upload, compute and download run on the slot's own stream. */
 #include "gcv-private.h"
 #include "gcv-cuda-context.h"
+#include "gcv-cuda-device.h"
 #include "families/gcv-cuda.h"
 #include "gcv-dispatch.h"
 #include "gcv-tuning.h"
@@ -71,144 +72,6 @@ typedef struct {
   gfloat *wide_taps;
 } CudaPlan;
 
-/* --- errors and the failure-injection hook ------------------------------- */
-
-typedef enum { OP_ALLOC, OP_COPY, OP_LAUNCH, OP_OTHER } CudaOp;
-
-#ifdef GCV_FAULT_INJECTION
-/* Test builds (-Dfault-injection=true) make one kind of CUDA call fail with
- * GPUCONVOLVE_CUDA_FAIL=alloc, copy or launch (optionally ":N" to let N
- * such calls pass first). The variable is read when an engine is made and
- * when a plan is set up or its filter changes, never on the frame path;
- * a new value starts the count again. */
-static GMutex fault_lock;
-static gchar *fault_spec;
-static gint fault_op = -1, fault_after, fault_calls;
-
-static void
-fault_read (void)
-{
-  static const gchar *const names[] = { "alloc", "copy", "launch" };
-  const gchar *spec = g_getenv ("GPUCONVOLVE_CUDA_FAIL");
-
-  g_mutex_lock (&fault_lock);
-  if (g_strcmp0 (spec, fault_spec) != 0) {
-    g_free (fault_spec);
-    fault_spec = g_strdup (spec);
-    fault_op = -1;
-    for (gint op = 0; spec && op < (gint) G_N_ELEMENTS (names); op++) {
-      gsize len = strlen (names[op]);
-      if (strncmp (spec, names[op], len) == 0
-          && (!spec[len] || spec[len] == ':')) {
-        fault_op = op;
-        fault_after = spec[len] ? atoi (spec + len + 1) : 0;
-      }
-    }
-    g_atomic_int_set (&fault_calls, 0);
-  }
-  g_mutex_unlock (&fault_lock);
-}
-
-static gboolean
-injected (CudaOp op)
-{
-  return (gint) op == g_atomic_int_get (&fault_op)
-      && g_atomic_int_add (&fault_calls, 1) >= fault_after;
-}
-#else
-#define fault_read() ((void) 0)
-#define injected(op) FALSE
-#endif
-
-static gboolean
-check (cudaError_t err, CudaOp op, const gchar * what, GError ** error)
-{
-  if (err == cudaSuccess && injected (op))
-    err = op == OP_ALLOC ? cudaErrorMemoryAllocation :
-        op == OP_LAUNCH ? cudaErrorLaunchFailure : cudaErrorInvalidValue;
-  if (err == cudaSuccess)
-    return TRUE;
-  g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s failed: %s (%s)", what,
-      cudaGetErrorString (err), cudaGetErrorName (err));
-  return FALSE;
-}
-
-#define CHECK(call, op) check ((call), (op), #call, error)
-
-/* --- devices ------------------------------------------------------------- */
-
-/* Kernels are built for sm_80 and newer. */
-static gboolean
-device_usable (gint dev)
-{
-  int major = 0;
-  return cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor,
-      dev) == cudaSuccess && major >= 8;
-}
-
-static gboolean
-find_device (gint wanted, gint * found, GError ** error)
-{
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount (&count);
-
-  if (err != cudaSuccess || count == 0) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE, "no CUDA device: %s",
-        err != cudaSuccess ? cudaGetErrorString (err) : "none found");
-    return FALSE;
-  }
-  if (wanted >= count) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
-        "cuda-device-id %d is out of range (%d device%s)", wanted, count,
-        count == 1 ? "" : "s");
-    return FALSE;
-  }
-  for (gint d = wanted < 0 ? 0 : wanted; d < count; d++) {
-    if (device_usable (d)) {
-      *found = d;
-      return TRUE;
-    }
-    if (wanted >= 0)
-      break;
-  }
-  g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
-      "no CUDA device of compute capability 8.0 or newer%s",
-      wanted >= 0 ? " with that cuda-device-id" : "");
-  return FALSE;
-}
-
-static gboolean
-cuda_available (gint device_id, GError ** error)
-{
-  gint dev;
-  return find_device (device_id, &dev, error);
-}
-
-/* Peak rates from the clocks: FP32 lanes per SM are 64 on sm_80 and 128 on
- * later parts; memory moves bus width x 2 (double data rate) per clock. */
-static void
-device_info (GcvDeviceInfo * info, const struct cudaDeviceProp *prop, gint dev)
-{
-  int clock_khz = 0, mem_khz = 0, bus_bits = 0;
-
-  cudaDeviceGetAttribute (&clock_khz, cudaDevAttrClockRate, dev);
-  cudaDeviceGetAttribute (&mem_khz, cudaDevAttrMemoryClockRate, dev);
-  cudaDeviceGetAttribute (&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
-  info->name = g_strdup (prop->name);
-  info->major = prop->major;
-  info->minor = prop->minor;
-  info->sm_count = prop->multiProcessorCount;
-  info->smem_per_sm = prop->sharedMemPerMultiprocessor;
-  info->smem_per_block = prop->sharedMemPerBlockOptin;
-  info->fma_per_s = (gdouble) prop->multiProcessorCount
-      * (prop->major == 8 && prop->minor == 0 ? 64 : 128) * clock_khz * 1e3;
-  info->bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
-  if (info->fma_per_s <= 0 || info->bytes_per_s <= 0) {
-    info->fma_per_s = 30e12;    /* the attributes were missing: a guess */
-    info->bytes_per_s = 2e12;
-  }
-}
-
 /* Makes the engine's context current on this thread before its CUDA calls:
  * another may be current (GStreamer's, or another engine's). */
 static cudaError_t
@@ -225,18 +88,18 @@ cuda_engine_new (gint device_id, gpointer context, GError ** error)
   struct cudaDeviceProp prop;
   gint dev;
 
-  fault_read ();
+  gcv_cuda_fault_read ();
   if (context) {
     /* the device is the context's */
     if (!CHECK (gcv_cuda_context_use (context), OP_OTHER)
         || !CHECK (cudaGetDevice (&dev), OP_OTHER))
       return NULL;
-    if (!device_usable (dev)) {
+    if (!gcv_cuda_device_usable (dev)) {
       g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE, "the CUDA "
           "context's device %d is older than compute capability 8.0", dev);
       return NULL;
     }
-  } else if (!find_device (device_id, &dev, error)
+  } else if (!gcv_cuda_find_device (device_id, &dev, error)
       || !CHECK (cudaSetDevice (dev), OP_OTHER)) {
     return NULL;
   }
@@ -249,7 +112,7 @@ cuda_engine_new (gint device_id, gpointer context, GError ** error)
   e->props.smem_per_block_optin = prop.sharedMemPerBlockOptin;
   e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
   e->props.regs_per_sm = prop.regsPerMultiprocessor;
-  device_info (&e->info, &prop, dev);
+  gcv_cuda_device_info (&e->info, &prop, dev);
   e->table = gcv_tuning_find (NULL, prop.name, &e->table_source, NULL);
   e->description = g_strdup_printf ("cuda:%d %s", dev, prop.name);
   return e;
@@ -294,44 +157,6 @@ cuda_engine_free (gpointer engine)
   g_free (e->info.name);
   g_free (e->description);
   g_free (e);
-}
-
-gpointer
-gcv_pinned_alloc (gsize size, GError ** error)
-{
-  void *p = NULL;
-  /* portable: page-locked for every device, whichever is current */
-  if (!CHECK (cudaHostAlloc (&p, size, cudaHostAllocPortable), OP_ALLOC))
-    return NULL;
-  return p;
-}
-
-void
-gcv_pinned_free (gpointer mem)
-{
-  if (mem)
-    cudaFreeHost (mem);
-}
-
-gboolean
-gcv_device_memory (gint device_id, gsize * used, gsize * total,
-    GError ** error)
-{
-  size_t free_bytes = 0, total_bytes = 0;
-  int current = 0;
-  /* the calling thread's current device is left as it was */
-  if (!CHECK (cudaGetDevice (&current), OP_OTHER)
-      || !CHECK (cudaSetDevice (device_id), OP_OTHER))
-    return FALSE;
-  if (!CHECK (cudaMemGetInfo (&free_bytes, &total_bytes), OP_OTHER)) {
-    cudaSetDevice (current);
-    return FALSE;
-  }
-  if (!CHECK (cudaSetDevice (current), OP_OTHER))
-    return FALSE;
-  *used = total_bytes - free_bytes;
-  *total = total_bytes;
-  return TRUE;
 }
 
 static gpointer
@@ -766,7 +591,7 @@ cuda_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 {
   CudaPlan *cp = state;
 
-  fault_read ();
+  gcv_cuda_fault_read ();
   if (!CHECK (enter (cp->engine), OP_OTHER))
     return FALSE;
   /* Frames in flight keep their taps (passed with each launch) and their
@@ -959,7 +784,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
         g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
         return FALSE;
       }
-      return check (cudaSuccess, OP_LAUNCH, "fft", error);
+      return gcv_cuda_check (cudaSuccess, OP_LAUNCH, "fft", error);
     }
     default:
       return CHECK (gcv_cuda_direct (&c), OP_LAUNCH);
@@ -1056,7 +881,7 @@ cuda_get_device_input (gpointer state, guint slot, GcvImage * img)
 
 static const GcvBackend cuda_backend = {
   "cuda",
-  cuda_available,
+  gcv_cuda_available,
   cuda_engine_new,
   cuda_engine_describe,
   cuda_engine_device,
