@@ -105,6 +105,15 @@ G_GNUC_INTERNAL
 void gst_gpu_convolve_set_context (GstElement * element,
     GstContext * context);
 
+/* gstgpuconvolveallocation.c: the pools offered upstream and the pool of
+ * the output buffers. */
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
+    GstQuery * decide_query, GstQuery * query);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
+    GstQuery * query);
+
 /* gstgpuconvolvepreset.c: GstPreset, GStreamer's own wrapped so that the
  * shipped presets of a later release are not hidden by the user's copies
  * of an earlier one. */
