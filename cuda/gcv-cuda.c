@@ -3,12 +3,16 @@
  *
  * Each slot (a frame in flight) owns a stream, an event and its device
  * buffers: the padded input frame (the halo made on the device), the
- * separable intermediate and the output frame. Buffers are sized when the
- * plan or its filter's halo grows, never per frame. Frames of different slots
- * overlap: upload, compute and download run on the slot's own stream. */
+ * separable intermediate, the output frame where the output is not written
+ * in place (host frames, or a sample step), and the statistics' records
+ * (gcv-cuda-stats.c). Buffers are sized when the plan or its filter's halo
+ * grows, or made the first time a frame needs them, never per frame.
+ * Frames of different slots overlap: upload, compute and download run on
+ * the slot's own stream. */
 #include "gcv-private.h"
 #include "gcv-cuda-context.h"
 #include "gcv-cuda-device.h"
+#include "gcv-cuda-stats.h"
 #include "families/gcv-cuda.h"
 #include "gcv-dispatch.h"
 #include "gcv-tuning.h"
@@ -35,22 +39,38 @@ typedef struct {
   cudaEvent_t done;
   void *d_pad, *d_raw, *d_tmp, *d_out;
   float *d_taps, *h_taps;       /* large kernels: taps in device memory */
+  /* bytes each of the above holds */
+  gsize pad_size, raw_size, tmp_size, out_size, taps_size;
   guint taps_serial;            /* which filter d_taps holds */
   void *h_in, *h_out;           /* pinned staging for pageable frames */
   gsize h_in_size, h_out_size;
   /* where a staged output goes once the frame is done */
   guint8 *copy_to;
   gsize copy_stride;
+  GcvCudaSlotStats stats;
 } Slot;
+
+/* The buffers of a slot, as slot_ensure() makes them. */
+enum {
+  BUF_INPUT = 1 << 0,           /* padded input, and the 8-bit frame an
+                                 * unpack reads */
+  BUF_TMP = 1 << 1,
+  BUF_OUT = 1 << 2,
+  BUF_TAPS = 1 << 3,
+};
 
 typedef struct {
   CudaEngine *engine;
   GcvPlan *plan;
   Slot *slots;
   guint n_slots;
-  /* sizes the slot buffers were made for */
+  /* what frames of the filter need of the slot buffers */
   gsize pad_pitch, raw_pitch, tmp_pitch, out_pitch;
   gsize pad_bytes, raw_bytes, tmp_bytes, out_bytes, taps_bytes;
+  /* the identity between equal 8-bit formats: device frames are copied
+   * (no padded input, which the slots make only for a frame that needs
+   * it) */
+  gboolean copy_only;
   /* how frames are filtered, from the filter and geometry */
   GcvPixel pix;
   GcvOut out;
@@ -67,9 +87,12 @@ typedef struct {
    * by zero taps on the right (the same sums for finite input;
    * docs/performance.md, sizes with no precompiled kernel; a block whose
    * tile holds a NaN or Inf sums over the filter's own width instead:
-   * tiled.cu). kw is its width, wide_taps its kh x kw taps when widened. */
+   * tiled.cu). kw is its width; run_taps its kh x kw taps when widened,
+   * or a gradient magnitude's gx taps then its gy taps (GcvCudaConv), NULL
+   * for the filter's own; n_taps how many. */
   guint kw;
-  gfloat *wide_taps;
+  gfloat *run_taps;
+  gsize n_taps;
 } CudaPlan;
 
 /* Makes the engine's context current on this thread before its CUDA calls:
@@ -218,32 +241,93 @@ choose_formats (CudaPlan * cp, const GcvPlan * plan)
   }
 }
 
+/* A stream-ordered free: no device-wide synchronisation, and the slot's
+ * frames in flight keep what they use. */
+static void
+free_async (void **p, gsize * size, cudaStream_t stream)
+{
+  if (*p)
+    cudaFreeAsync (*p, stream);
+  *p = NULL;
+  *size = 0;
+}
+
 static void
 slot_free_buffers (Slot * s)
 {
-  /* stream-ordered frees: no device-wide synchronisation */
-  if (s->d_pad)
-    cudaFreeAsync (s->d_pad, s->stream);
-  if (s->d_raw)
-    cudaFreeAsync (s->d_raw, s->stream);
-  if (s->d_tmp)
-    cudaFreeAsync (s->d_tmp, s->stream);
-  if (s->d_out)
-    cudaFreeAsync (s->d_out, s->stream);
-  if (s->d_taps)
-    cudaFreeAsync (s->d_taps, s->stream);
-  s->d_pad = s->d_raw = s->d_tmp = s->d_out = NULL;
-  s->d_taps = NULL;
+  free_async (&s->d_pad, &s->pad_size, s->stream);
+  free_async (&s->d_raw, &s->raw_size, s->stream);
+  free_async (&s->d_tmp, &s->tmp_size, s->stream);
+  free_async (&s->d_out, &s->out_size, s->stream);
+  free_async ((void **) &s->d_taps, &s->taps_size, s->stream);
   if (s->h_taps)
     cudaFreeHost (s->h_taps);
   s->h_taps = NULL;
 }
 
+/* *p holds at least `bytes` (0: none needed), made anew on the slot's
+ * stream where it held less; `zero`: filled with zeros once. */
 static gboolean
-alloc_device (void **p, gsize bytes, cudaStream_t stream, GError ** error)
+ensure_device (void **p, gsize * size, gsize bytes, gboolean zero,
+    cudaStream_t stream, GError ** error)
 {
-  *p = NULL;
-  return bytes == 0 || CHECK (cudaMallocAsync (p, bytes, stream), OP_ALLOC);
+  if (*size >= bytes)
+    return TRUE;
+  free_async (p, size, stream);
+  if (!CHECK (cudaMallocAsync (p, bytes, stream), OP_ALLOC)) {
+    *p = NULL;
+    return FALSE;
+  }
+  if (zero && !CHECK (cudaMemsetAsync (*p, 0, bytes, stream), OP_OTHER))
+    return FALSE;
+  *size = bytes;
+  return TRUE;
+}
+
+/* Makes the buffers of `s` in `what` (BUF_*) that hold less than frames of
+ * the filter need now, on the slot's stream: usable by its frames in
+ * stream order, from other streams once that is synchronised. */
+static gboolean
+slot_ensure (CudaPlan * cp, Slot * s, guint what, GError ** error)
+{
+  /* zeroed once: the slack past each padded row is read by vector loads
+   * (never used) and must not be uninitialised memory */
+  if ((what & BUF_INPUT) && (!ensure_device (&s->d_pad, &s->pad_size,
+              cp->pad_bytes, TRUE, s->stream, error)
+          || !ensure_device (&s->d_raw, &s->raw_size, cp->raw_bytes, FALSE,
+              s->stream, error)))
+    return FALSE;
+  if ((what & BUF_TMP) && !ensure_device (&s->d_tmp, &s->tmp_size,
+          cp->tmp_bytes, FALSE, s->stream, error))
+    return FALSE;
+  if ((what & BUF_OUT) && !ensure_device (&s->d_out, &s->out_size,
+          cp->out_bytes, FALSE, s->stream, error))
+    return FALSE;
+  if ((what & BUF_TAPS) && s->taps_size < cp->taps_bytes) {
+    if (s->h_taps)
+      cudaFreeHost (s->h_taps);
+    s->h_taps = NULL;
+    if (!ensure_device ((void **) &s->d_taps, &s->taps_size, cp->taps_bytes,
+            FALSE, s->stream, error)
+        || !CHECK (cudaHostAlloc ((void **) &s->h_taps, cp->taps_bytes,
+                cudaHostAllocDefault), OP_ALLOC)) {
+      free_async ((void **) &s->d_taps, &s->taps_size, s->stream);
+      s->h_taps = NULL;
+      return FALSE;
+    }
+    s->taps_serial = 0;
+  }
+  return TRUE;
+}
+
+static gboolean
+slot_has (const CudaPlan * cp, const Slot * s, guint what)
+{
+  return (!(what & BUF_INPUT) || (s->pad_size >= cp->pad_bytes
+          && s->raw_size >= cp->raw_bytes))
+      && (!(what & BUF_TMP) || s->tmp_size >= cp->tmp_bytes)
+      && (!(what & BUF_OUT) || s->out_size >= cp->out_bytes)
+      && (!(what & BUF_TAPS) || s->taps_size >= cp->taps_bytes);
 }
 
 /* Waits for every frame in flight (their events; no device-wide sync). */
@@ -256,76 +340,65 @@ wait_all (CudaPlan * cp, GError ** error)
   return TRUE;
 }
 
-/* (Re)makes every slot's buffers when the current sizes exceed them. */
+/* The identity between equal 8-bit formats: a device frame's bytes are
+ * the output's (GRAY32F is not copied: the kernels write -0 as +0). */
+static gboolean
+copies_only (const GcvPlan * plan)
+{
+  const GcvGeometry *g = &plan->geometry;
+  return plan->filter->identity && g->in_format == g->out_format
+      && g->in_format != GCV_FORMAT_GRAY32F;
+}
+
+/* What frames of the filter need of the slot buffers, and every slot's
+ * buffers that are needed whatever the frame (not the output, which host
+ * frames and sample steps alone need, nor the input of a plan that copies
+ * device frames) made when they hold less: at plan set-up, again only
+ * when the halo grows. */
 static gboolean
 ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   const GcvFilter *f = plan->filter;
   gsize px = gcv_cuda_pixel_size (cp->pix);
-  /* 4 pixels of slack per row, so vector loads may run past the width */
-  gsize pad_pitch = round_pitch ((g->width + cp->kw - 1 + 4) * px);
-  gsize pad_bytes = pad_pitch * (g->height + f->kh - 1);
-  gsize raw_pitch = round_pitch (g->width * gcv_format_pixel_size (g->in_format));
-  gsize raw_bytes = cp->unpack ? raw_pitch * g->height : 0;
   gsize tpx = gcv_cuda_separable_tmp_pixel (cp->pix);
-  gsize tmp_pitch = round_pitch (g->width * tpx);
   /* only the two-pass separable kernels have an intermediate */
   const GcvVariant *v = &plan->choice.variant;
-  gsize tmp_bytes = v->family == GCV_FAMILY_SEPARABLE && v->two_pass ?
-      tmp_pitch * (g->height + f->kh - 1) : 0;
-  gsize out_pitch = round_pitch (g->width *
-      gcv_format_pixel_size (g->out_format));
-  gsize out_bytes = out_pitch * g->height;
-  gsize taps_bytes = (gsize) cp->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
-      sizeof (gfloat) * cp->kw * f->kh : 0;
+  guint eager;
 
-  if (pad_bytes <= cp->pad_bytes && raw_bytes <= cp->raw_bytes
-      && tmp_bytes <= cp->tmp_bytes && out_bytes <= cp->out_bytes
-      && taps_bytes <= cp->taps_bytes) {
-    /* big enough; pitches follow the new widths of the same frame */
-    cp->pad_pitch = pad_pitch;
-    cp->tmp_pitch = tmp_pitch;
-    return TRUE;
-  }
+  /* 4 pixels of slack per row, so vector loads may run past the width */
+  cp->pad_pitch = round_pitch ((g->width + cp->kw - 1 + 4) * px);
+  cp->pad_bytes = cp->pad_pitch * (g->height + f->kh - 1);
+  cp->raw_pitch = round_pitch (g->width *
+      gcv_format_pixel_size (g->in_format));
+  cp->raw_bytes = cp->unpack ? cp->raw_pitch * g->height : 0;
+  cp->tmp_pitch = round_pitch (g->width * tpx);
+  cp->tmp_bytes = v->family == GCV_FAMILY_SEPARABLE && v->two_pass ?
+      cp->tmp_pitch * (g->height + f->kh - 1) : 0;
+  cp->out_pitch = round_pitch (g->width *
+      gcv_format_pixel_size (g->out_format));
+  cp->out_bytes = cp->out_pitch * g->height;
+  cp->taps_bytes = (gsize) cp->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
+      sizeof (gfloat) * cp->n_taps : 0;
+  cp->copy_only = copies_only (plan);
+
+  eager = BUF_TMP | BUF_TAPS | (cp->copy_only ? 0 : BUF_INPUT);
+  for (guint i = 0; i < cp->n_slots; i++)
+    if (!slot_has (cp, &cp->slots[i], eager))
+      goto remake;
+  return TRUE;                  /* big enough */
+
+remake:
   /* the frames in flight use the buffers about to be remade */
   if (!wait_all (cp, error))
     return FALSE;
-  pad_bytes = MAX (pad_bytes, cp->pad_bytes);
-  raw_bytes = MAX (raw_bytes, cp->raw_bytes);
-  tmp_bytes = MAX (tmp_bytes, cp->tmp_bytes);
-  taps_bytes = MAX (taps_bytes, cp->taps_bytes);
-  for (guint i = 0; i < cp->n_slots; i++) {
-    Slot *s = &cp->slots[i];
-    slot_free_buffers (s);
-    /* zeroed once: the slack past each padded row is read by vector loads
-     * (never used) and must not be uninitialised memory */
-    if (!alloc_device (&s->d_pad, pad_bytes, s->stream, error)
-        || !CHECK (cudaMemsetAsync (s->d_pad, 0, pad_bytes, s->stream),
-            OP_OTHER)
-        || !alloc_device (&s->d_raw, raw_bytes, s->stream, error)
-        || !alloc_device (&s->d_tmp, tmp_bytes, s->stream, error)
-        || !alloc_device (&s->d_out, out_bytes, s->stream, error)
-        || !alloc_device ((void **) &s->d_taps, taps_bytes, s->stream, error))
+  for (guint i = 0; i < cp->n_slots; i++)
+    if (!slot_ensure (cp, &cp->slots[i], eager, error))
       return FALSE;
-    if (taps_bytes && !CHECK (cudaHostAlloc ((void **) &s->h_taps, taps_bytes,
-                cudaHostAllocDefault), OP_ALLOC))
-      return FALSE;
-    s->taps_serial = 0;
-  }
   /* stream-ordered allocations: make them usable from any stream */
   for (guint i = 0; i < cp->n_slots; i++)
     if (!CHECK (cudaStreamSynchronize (cp->slots[i].stream), OP_OTHER))
       return FALSE;
-  cp->pad_pitch = pad_pitch;
-  cp->raw_pitch = raw_pitch;
-  cp->tmp_pitch = tmp_pitch;
-  cp->out_pitch = out_pitch;
-  cp->pad_bytes = pad_bytes;
-  cp->raw_bytes = raw_bytes;
-  cp->tmp_bytes = tmp_bytes;
-  cp->out_bytes = out_bytes;
-  cp->taps_bytes = taps_bytes;
   return TRUE;
 }
 
@@ -355,8 +428,10 @@ conv_args (CudaPlan * cp, const GcvPlan * plan, Slot * s)
   c.bias = f->bias;
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
-  c.host_taps = cp->wide_taps ? cp->wide_taps : f->taps;
+  c.host_taps = cp->run_taps ? cp->run_taps : f->taps;
+  c.magnitude_sign = f->taps_y ? f->magnitude_sign : 0.0f;
   c.stream = s->stream;
+  gcv_cuda_stats_args (&s->stats, &c);
   return c;
 }
 
@@ -376,15 +451,27 @@ unrolled_width (guint kw)
   return 0;
 }
 
-/* The device runs the filter's own kernel (CudaPlan.kw). */
+/* The device runs the filter's own kernel (CudaPlan.kw), a gradient
+ * magnitude's two sets of taps one after the other. */
 static void
 run_filter_kernel (CudaPlan * cp, const GcvFilter * f)
 {
-  g_clear_pointer (&cp->wide_taps, g_free);
+  const gsize n = (gsize) f->kw * f->kh;
+
+  g_clear_pointer (&cp->run_taps, g_free);
   cp->kw = f->kw;
+  cp->n_taps = n;
+  if (f->taps_y) {
+    cp->run_taps = g_new (gfloat, 2 * n);
+    memcpy (cp->run_taps, f->taps, sizeof (gfloat) * n);
+    memcpy (cp->run_taps + n, f->taps_y, sizeof (gfloat) * n);
+    cp->n_taps = 2 * n;
+  }
 }
 
-/* Sets the kernel the device runs for this choice (CudaPlan.kw). */
+/* Sets the kernel the device runs for this choice (CudaPlan.kw). A
+ * magnitude is never widened: tiled has its unrolled kernels at their
+ * own widths only. */
 static void
 set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvVariant * v)
 {
@@ -392,13 +479,14 @@ set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvVariant * v)
 
   run_filter_kernel (cp, f);
   if (v->family != GCV_FAMILY_TILED || v->adaptive || f->kw == 1 || w == 0
-      || w == f->kw)
+      || w == f->kw || f->taps_y)
     return;
-  cp->wide_taps = g_new0 (gfloat, (gsize) w * f->kh);
+  cp->run_taps = g_new0 (gfloat, (gsize) w * f->kh);
   for (guint y = 0; y < f->kh; y++)
-    memcpy (cp->wide_taps + (gsize) y * w, f->taps + (gsize) y * f->kw,
+    memcpy (cp->run_taps + (gsize) y * w, f->taps + (gsize) y * f->kw,
         sizeof (gfloat) * f->kw);
   cp->kw = w;
+  cp->n_taps = (gsize) w * f->kh;
 }
 
 /* What each family reports it can run for this filter on this device. */
@@ -406,11 +494,12 @@ static void
 family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
 {
   const GcvCudaDevice *dev = &cp->engine->props;
-  /* tiled's unrolled kernels run any width up to the widest instance */
+  /* tiled's unrolled kernels run any width up to the widest instance,
+   * but for a magnitude (its widths, tiled.cu) */
   GcvCudaConv wide = *c;
   guint w = unrolled_width (c->kw);
 
-  if (c->kw > 1 && w)
+  if (c->kw > 1 && w && c->magnitude_sign == 0.0f)
     wide.kw = w;
   memset (l, 0, sizeof (*l));
   for (gint rows = 1; rows <= 8; rows *= 2)
@@ -475,7 +564,7 @@ ensure_fft (CudaPlan * cp, const GcvPlan * plan, const GcvCudaConv * c,
 static gboolean
 column_pass (const GcvFilter * f, const GcvVariant * v)
 {
-  return f->kw == 1 && (v->family == GCV_FAMILY_TILED
+  return f->kw == 1 && !f->taps_y && (v->family == GCV_FAMILY_TILED
       || v->family == GCV_FAMILY_SEPARABLE);
 }
 
@@ -519,7 +608,7 @@ choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   GcvDispatchKey key = {.format = plan->geometry.in_format,.kw = f->kw,
     .kh = f->kh,.separable = f->use_separable && fit,
     .width = plan->geometry.width,.height = plan->geometry.height,
-    .separable_only = f->separable_only
+    .separable_only = f->separable_only,.magnitude = f->taps_y != NULL
   };
   GcvFamilyLimits limits;
   GcvVariant forced;
@@ -613,12 +702,13 @@ cuda_plan_free (gpointer state)
   enter (cp->engine);
   g_clear_pointer (&cp->fft, gcv_cuda_fft_free);
   g_free (cp->fft_taps);
-  g_free (cp->wide_taps);
+  g_free (cp->run_taps);
   for (guint i = 0; i < cp->n_slots; i++) {
     Slot *s = &cp->slots[i];
     if (s->stream) {
       cudaStreamSynchronize (s->stream);
       slot_free_buffers (s);
+      gcv_cuda_stats_free (&s->stats, s->stream);
       cudaStreamSynchronize (s->stream);
       cudaStreamDestroy (s->stream);
     }
@@ -745,13 +835,17 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   GcvCudaConv c = conv_args (cp, plan, s);
 
   /* device output is written in place, unless every other byte (then
-   * download() scatters it) */
+   * download() scatters it); host output and that need the slot's */
   if (dst->on_device && step <= 1) {
     c.dst = dst->data;
     c.dst_pitch = dst->stride;
+  } else if (!slot_ensure (cp, s, BUF_OUT, error)) {
+    return FALSE;
+  } else {
+    c.dst = s->d_out;
   }
   if (s->d_taps && s->taps_serial != cp->filter_serial) {
-    gsize bytes = sizeof (gfloat) * c.kw * c.kh;
+    gsize bytes = sizeof (gfloat) * cp->n_taps;
     memcpy (s->h_taps, c.host_taps, bytes);
     if (!CHECK (cudaMemcpyAsync (s->d_taps, s->h_taps, bytes,
                 cudaMemcpyHostToDevice, s->stream), OP_COPY))
@@ -818,6 +912,27 @@ download (CudaPlan * cp, const GcvPlan * plan, Slot * s, const GcvImage * dst,
           row, g->height, cudaMemcpyDeviceToHost, s->stream), OP_COPY);
 }
 
+/* A copy-only plan's device frame: its bytes into the output, with no
+ * padded input or kernel (NV12's U and V with planes=luma). Sample steps
+ * are GRAY8's only. */
+static gboolean
+copy_device (const GcvPlan * plan, Slot * s, const GcvImage * src,
+    const GcvImage * dst, const GcvSteps * steps, GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  gsize row = (gsize) g->width * gcv_format_pixel_size (g->in_format);
+
+  s->copy_to = NULL;
+  if (steps->src > 1 || steps->dst > 1)
+    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride,
+            MAX (steps->dst, 1), src->data, src->stride, MAX (steps->src, 1),
+            g->width, g->height, s->stream), OP_LAUNCH);
+  return src->data == dst->data
+      || CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, src->data,
+          src->stride, row, g->height, cudaMemcpyDeviceToDevice, s->stream),
+      OP_COPY);
+}
+
 static gboolean
 cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
     const GcvImage * dst, const GcvSteps * steps, GError ** error)
@@ -825,7 +940,14 @@ cuda_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
   CudaPlan *cp = state;
   Slot *s = &cp->slots[slot];
 
-  return CHECK (enter (cp->engine), OP_OTHER)
+  if (!CHECK (enter (cp->engine), OP_OTHER))
+    return FALSE;
+  if (cp->copy_only && src->on_device && dst->on_device && !s->stats.on)
+    return copy_device (plan, s, src, dst, steps, error)
+        && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
+  /* the input buffers of a copy-only plan are made for the first frame
+   * that is filtered */
+  return slot_ensure (cp, s, BUF_INPUT, error)
       && upload (cp, plan, s, src, steps->src, error)
       && compute (cp, plan, slot, dst, steps->dst, error)
       && download (cp, plan, s, dst, steps->dst, error)
@@ -863,9 +985,19 @@ cuda_get_device_input (gpointer state, guint slot, GcvImage * img)
 {
   CudaPlan *cp = state;
   Slot *s = &cp->slots[slot];
-
   const GcvFilter *f = cp->plan->filter;
+  GError *err = NULL, **error = &err;
 
+  /* a copy-only plan makes its input buffers when asked (usable from any
+   * stream, as ensure_buffers() leaves them) */
+  if (!slot_has (cp, s, BUF_INPUT)
+      && (!CHECK (enter (cp->engine), OP_OTHER)
+          || !slot_ensure (cp, s, BUF_INPUT, error)
+          || !CHECK (cudaStreamSynchronize (s->stream), OP_OTHER))) {
+    g_warning ("no device input for slot %u: %s", slot, err->message);
+    g_error_free (err);
+    return FALSE;
+  }
   /* the frame lands where upload() would put it */
   if (cp->unpack) {
     img->data = s->d_raw;
@@ -879,23 +1011,48 @@ cuda_get_device_input (gpointer state, guint slot, GcvImage * img)
   return TRUE;
 }
 
+static gboolean
+cuda_set_frame_options (gpointer state, GcvPlan * plan, guint slot,
+    const GcvFrameOptions * options, GError ** error)
+{
+  CudaPlan *cp = state;
+  Slot *s = &cp->slots[slot];
+
+  return CHECK (enter (cp->engine), OP_OTHER)
+      && gcv_cuda_stats_begin (&s->stats, options,
+      gcv_filtered_channels (plan->geometry.in_format,
+          plan->filter->filter_alpha), s->stream, error);
+}
+
+static void
+cuda_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
+    GcvFrameStats * stats)
+{
+  CudaPlan *cp = state;
+
+  gcv_cuda_stats_end (&cp->slots[slot].stats, plan->geometry.width,
+      plan->geometry.height, stats);
+}
+
 static const GcvBackend cuda_backend = {
-  "cuda",
-  gcv_cuda_available,
-  cuda_engine_new,
-  cuda_engine_describe,
-  cuda_engine_device,
-  cuda_engine_free,
-  cuda_plan_new,
-  cuda_plan_set_filter,
-  cuda_submit,
-  cuda_wait,
-  cuda_plan_free,
-  cuda_get_stream,
-  cuda_get_device_input,
-  cuda_set_tuning_file,
-  cuda_host_alloc,
-  cuda_host_free,
+  .name = "cuda",
+  .available = gcv_cuda_available,
+  .engine_new = cuda_engine_new,
+  .engine_describe = cuda_engine_describe,
+  .engine_device = cuda_engine_device,
+  .engine_free = cuda_engine_free,
+  .plan_new = cuda_plan_new,
+  .plan_set_filter = cuda_plan_set_filter,
+  .submit = cuda_submit,
+  .wait = cuda_wait,
+  .plan_free = cuda_plan_free,
+  .get_cuda_stream = cuda_get_stream,
+  .get_device_input = cuda_get_device_input,
+  .set_tuning_file = cuda_set_tuning_file,
+  .host_alloc = cuda_host_alloc,
+  .host_free = cuda_host_free,
+  .set_frame_options = cuda_set_frame_options,
+  .get_frame_stats = cuda_get_frame_stats,
 };
 
 const GcvBackend *

@@ -33,7 +33,7 @@ template <> struct ColumnShape<float3> {
   static constexpr int CY = 8, D = 4;
 };
 
-template <typename In>
+template <typename In, bool STATS>
 __global__ void __launch_bounds__ (BX * BY)
 column_kernel (GcvCudaConv p, ParamTaps taps)
 {
@@ -88,10 +88,12 @@ column_kernel (GcvCudaConv p, ParamTaps taps)
         fma_acc (acc[t], w, ring[(jj + t) % R]);
     }
   }
+  typename StatsFor<Acc, STATS>::T st;
 #pragma unroll
   for (int t = 0; t < CY; t++)
     if (y0 + t < p.height)
-      store<In> (p, x, y0 + t, acc[t], centre_of<In> (p, x, y0 + t));
+      store<In> (p, x, y0 + t, acc[t], centre_of<In> (p, x, y0 + t), st);
+  st.flush (p);
 }
 
 template <typename In>
@@ -99,9 +101,13 @@ struct Column {
   static cudaError_t launch (const GcvCudaConv & c)
   {
     constexpr int CY = ColumnShape<typename AccOf<In>::T>::CY;
-    column_kernel<In> <<<dim3 (div_up (c.width, BX), div_up (c.height,
-                BY * CY)), dim3 (BX, BY), 0, c.stream>>> (c,
-        param_taps (c.host_taps, c.kh));
+    const dim3 grid (div_up (c.width, BX), div_up (c.height, BY * CY));
+    if (c.stats)
+      column_kernel<In, true> <<<grid, dim3 (BX, BY), 0, c.stream>>> (c,
+          param_taps (c.host_taps, c.kh));
+    else
+      column_kernel<In, false> <<<grid, dim3 (BX, BY), 0, c.stream>>> (c,
+          param_taps (c.host_taps, c.kh));
     return cudaGetLastError ();
   }
 };
@@ -111,7 +117,7 @@ struct Column {
 extern "C" cudaError_t
 gcv_cuda_column (const GcvCudaConv * c)
 {
-  if (c->kw != 1 || c->kh > GCV_CUDA_PARAM_TAPS)
+  if (c->kw != 1 || c->kh > GCV_CUDA_PARAM_TAPS || is_magnitude (*c))
     return cudaErrorInvalidValue;
   return GCV_DISPATCH_PIXEL (Column, *c, *c);
 }

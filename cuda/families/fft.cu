@@ -205,20 +205,14 @@ conjugate_kernel (cufftComplex * s, size_t n, float scale)
     s[k] = make_cuFloatComplex (s[k].x * scale, -s[k].y * scale);
 }
 
-/* the tiles' valid windows to the output, four points across a thread;
- * blockIdx.z strides over the tiles. A tile that `marks` gives this
- * frame's number (a NaN or Inf in its window) has its outputs summed
- * over their footprints instead, with `taps`. */
-template <typename In>
-__global__ void
-unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels,
-    const unsigned *marks, unsigned frame, GlobalTaps taps)
+/* unpack_kernel's work: the tiles of this thread's points, in row order. */
+template <typename In, typename S>
+__device__ __forceinline__ void
+unpack_tiles (const GcvCudaConv & p, const float *real, const Tiling & t,
+    int channels, const unsigned *marks, unsigned frame,
+    const GlobalTaps & taps, int lx, int ly, S & st)
 {
   typedef typename AccOf<In>::T Acc;
-  const int lx = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
-  const int ly = blockIdx.y * blockDim.y + threadIdx.y;
-  if (lx >= t.vx || ly >= t.vy)
-    return;
   for (int b = blockIdx.z; b < t.tiles; b += gridDim.z) {
     const int x = (b % t.tiles_x) * t.vx + lx;
     const int y = (b / t.tiles_x) * t.vy + ly;
@@ -232,7 +226,7 @@ unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels,
           if (lx + q >= t.vx || x + q >= p.width)
             break;
           store<In> (p, x + q, y, footprint_sum<In, true> (p, x + q, y,
-                  taps), In ());
+                  taps), In (), st);
         }
         continue;
       }
@@ -264,9 +258,28 @@ unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels,
         acc = make_float3 (v[0][q], v[1][q], v[2][q]);
       else
         acc = v[0][q];
-      store<In> (p, x + q, y, acc, centre_of<In> (p, x + q, y));
+      store<In> (p, x + q, y, acc, centre_of<In> (p, x + q, y), st);
     }
   }
+}
+
+/* the tiles' valid windows to the output, four points across a thread;
+ * blockIdx.z strides over the tiles. A tile that `marks` gives this
+ * frame's number (a NaN or Inf in its window) has its outputs summed
+ * over their footprints instead, with `taps`. */
+template <typename In, bool STATS>
+__global__ void
+unpack_kernel (GcvCudaConv p, const float *real, Tiling t, int channels,
+    const unsigned *marks, unsigned frame, GlobalTaps taps)
+{
+  typedef typename AccOf<In>::T Acc;
+  const int lx = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int ly = blockIdx.y * blockDim.y + threadIdx.y;
+  if (lx >= t.vx || ly >= t.vy)
+    return;
+  typename StatsFor<Acc, STATS>::T st;
+  unpack_tiles<In> (p, real, t, channels, marks, frame, taps, lx, ly, st);
+  st.flush (p);
 }
 
 template <typename In>
@@ -285,10 +298,15 @@ struct FftPass {
       pack_kernel<In> <<<dim3 (div_up (t.nx, 128), div_up (t.ny, 8),
           grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
           f->channels, marks, f->frame[slot]);
-    else
-      unpack_kernel<In> <<<dim3 (div_up (t.vx, 128), div_up (t.vy, 8),
+    else if (c.stats)
+      unpack_kernel<In, true> <<<dim3 (div_up (t.vx, 128), div_up (t.vy, 8),
           grid_limit (t.tiles)), block, 0, c.stream>>> (c, f->real[slot], t,
           f->channels, marks, f->frame[slot], global_taps (f->taps));
+    else
+      unpack_kernel<In, false> <<<dim3 (div_up (t.vx, 128), div_up (t.vy,
+                  8), grid_limit (t.tiles)), block, 0, c.stream>>> (c,
+          f->real[slot], t, f->channels, marks, f->frame[slot],
+          global_taps (f->taps));
     return cudaGetLastError ();
   }
 };
@@ -459,6 +477,10 @@ gcv_cuda_fft_run (GcvCudaFft * f, int slot, const GcvCudaConv * c, char *err,
   size_t n = (size_t) f->ny * (f->nx / 2 + 1);
   const int planes = f->tiles_x * f->tiles_y * f->channels;
 
+  if (is_magnitude (*c)) {
+    snprintf (err, err_len, "fft has no gradient magnitudes");
+    return 0;
+  }
   /* the marked tiles' outputs are summed with the set-up's taps */
   if (c->kw != f->kw || c->kh != f->kh) {
     snprintf (err, err_len, "fft set up for a %dx%d kernel, run with %dx%d",

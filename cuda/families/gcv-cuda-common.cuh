@@ -1,10 +1,13 @@
 /* Device helpers shared by the kernel families: pixel loads, float,
- * float3 and float4 arithmetic, the output epilogue and the ways taps reach a kernel. */
+ * float3 and float4 arithmetic, the output epilogue (with the frame's
+ * statistics, stats.cuh), gradient magnitudes and the ways taps reach a
+ * kernel. */
 #ifndef GCV_CUDA_COMMON_CUH
 #define GCV_CUDA_COMMON_CUH
 
 #include "gcv-cuda.h"
 #include "gcv-cuda-context.h"
+#include "stats.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -160,59 +163,90 @@ __device__ __forceinline__ unsigned char alpha_of (float4 v)
 __device__ __forceinline__ unsigned char alpha_of (unsigned char v) { return v; }
 __device__ __forceinline__ unsigned char alpha_of (float v) { return to_u8 (v); }
 
-/* Writes one output pixel: (sum + bias) * scale in the output format (a
- * uniform branch on p.out). The input pixel under the anchor supplies a
- * copied alpha. */
-template <typename In>
+/* Writes one output pixel (x, y): its value in the output format (a
+ * uniform branch on p.out), measured by `st` first. The input pixel under
+ * the anchor supplies a copied alpha. */
+template <typename In, typename S>
 __device__ __forceinline__ void
-store (const GcvCudaConv & p, int x, int y, float acc, In)
+store (const GcvCudaConv & p, int x, int y, float acc, In, S & st)
 {
-  float v = (acc + p.bias) * p.out_scale;
+  const float v = out_value (p, acc);
+  st.add (p, v, x, y);
   if (p.out == GCV_OUT_U8)
     row_ptr<unsigned char> (p.dst, p.dst_pitch, y)[x] = to_u8 (v);
   else
     row_ptr<float> (p.dst, p.dst_pitch, y)[x] = v;
 }
 
-/* One RGBA output pixel as a little-endian word (R in the low byte): the
- * colours filtered, the fourth byte filtered or copied from `centre`. */
+/* One RGBA output pixel (x, y) as a little-endian word (R in the low
+ * byte): the colours filtered, the fourth byte filtered or copied from
+ * `centre`; the values measured by `st` first. (The values are written
+ * out again after st.add(), which the compiler merges: without statistics
+ * the code is what it was.) */
 __device__ __forceinline__ unsigned
 pack_rgb (const GcvCudaConv & p, float r, float g, float b)
 {
-  return to_u8 ((r + p.bias) * p.out_scale)
-      | (unsigned) to_u8 ((g + p.bias) * p.out_scale) << 8
-      | (unsigned) to_u8 ((b + p.bias) * p.out_scale) << 16;
+  return to_u8 (out_value (p, r))
+      | (unsigned) to_u8 (out_value (p, g)) << 8
+      | (unsigned) to_u8 (out_value (p, b)) << 16;
 }
 
-template <typename In>
+template <typename In, typename S>
 __device__ __forceinline__ unsigned
-pack_u8x4 (const GcvCudaConv & p, float4 acc, In centre)
+pack_u8x4 (const GcvCudaConv & p, float4 acc, In centre, int x, int y,
+    S & st)
 {
-  unsigned a = p.out == GCV_OUT_U8X4 ? to_u8 ((acc.w + p.bias) * p.out_scale)
+  st.add (p, out_value (p, acc), x, y);
+  unsigned a = p.out == GCV_OUT_U8X4 ? to_u8 (out_value (p, acc.w))
       : alpha_of (centre);
   return pack_rgb (p, acc.x, acc.y, acc.z) | a << 24;
 }
 
-template <typename In>
+template <typename In, typename S>
 __device__ __forceinline__ unsigned
-pack_u8x4 (const GcvCudaConv & p, float3 acc, In centre)
+pack_u8x4 (const GcvCudaConv & p, float3 acc, In centre, int x, int y,
+    S & st)
 {
+  st.add (p, out_value (p, acc), x, y);
   return pack_rgb (p, acc.x, acc.y, acc.z)
       | (unsigned) alpha_of (centre) << 24;
 }
 
-template <typename In>
+template <typename In, typename S>
 __device__ __forceinline__ void
-store (const GcvCudaConv & p, int x, int y, float4 acc, In centre)
+store (const GcvCudaConv & p, int x, int y, float4 acc, In centre, S & st)
 {
-  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] = pack_u8x4 (p, acc, centre);
+  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] =
+      pack_u8x4 (p, acc, centre, x, y, st);
 }
 
-template <typename In>
+template <typename In, typename S>
 __device__ __forceinline__ void
-store (const GcvCudaConv & p, int x, int y, float3 acc, In centre)
+store (const GcvCudaConv & p, int x, int y, float3 acc, In centre, S & st)
 {
-  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] = pack_u8x4 (p, acc, centre);
+  row_ptr<unsigned> (p.dst, p.dst_pitch, y)[x] =
+      pack_u8x4 (p, acc, centre, x, y, st);
+}
+
+/* A gradient magnitude's sum from its two derivatives' (in place of gx):
+ * sign * sqrt (gx^2 + gy^2), NaN where either is (the rule of
+ * docs/filters.md; hypotf would give Inf for Inf and NaN). */
+__device__ __forceinline__ void magnitude (float &gx, float gy, float sign)
+{
+  gx = sign * sqrtf (gx * gx + gy * gy);
+}
+__device__ __forceinline__ void magnitude (float3 &gx, float3 gy, float sign)
+{
+  magnitude (gx.x, gy.x, sign);
+  magnitude (gx.y, gy.y, sign);
+  magnitude (gx.z, gy.z, sign);
+}
+__device__ __forceinline__ void magnitude (float4 &gx, float4 gy, float sign)
+{
+  magnitude (gx.x, gy.x, sign);
+  magnitude (gx.y, gy.y, sign);
+  magnitude (gx.z, gy.z, sign);
+  magnitude (gx.w, gy.w, sign);
 }
 
 /* Four consecutive pixels moved as one vector: 16 bytes for floats and the
@@ -258,29 +292,36 @@ template <> struct Quad<rgbx8> {
  * them all and the destination is aligned, else one by one. */
 #define GCV_QUAD 4
 
-template <typename In>
+template <typename In, typename S>
 __device__ __forceinline__ void
 store_quad (const GcvCudaConv & p, int x, int y,
-    const typename AccOf<In>::T (&acc)[GCV_QUAD], const In (&centre)[GCV_QUAD])
+    const typename AccOf<In>::T (&acc)[GCV_QUAD], const In (&centre)[GCV_QUAD],
+    S & st)
 {
   const bool f32 = p.out == GCV_OUT_F32;
   const size_t align = (p.out == GCV_OUT_U8) ? 4 : 16;
   /* x is a multiple of 4, so only the row start can be misaligned */
   if (x + GCV_QUAD <= p.width && (((size_t) p.dst | p.dst_pitch) & (align - 1)) == 0) {
     if constexpr (sizeof (acc[0]) == sizeof (float)) {
+      /* (an empty unrolled loop changes what the compiler makes of the
+       * rest, without statistics too) */
+      if constexpr (S::on)
+#pragma unroll
+        for (int q = 0; q < GCV_QUAD; q++)
+          st.add (p, out_value (p, acc[q]), x + q, y);
       if (f32) {
         float4 v;
-        v.x = (acc[0] + p.bias) * p.out_scale;
-        v.y = (acc[1] + p.bias) * p.out_scale;
-        v.z = (acc[2] + p.bias) * p.out_scale;
-        v.w = (acc[3] + p.bias) * p.out_scale;
+        v.x = out_value (p, acc[0]);
+        v.y = out_value (p, acc[1]);
+        v.z = out_value (p, acc[2]);
+        v.w = out_value (p, acc[3]);
         *(float4 *) (row_ptr<float> (p.dst, p.dst_pitch, y) + x) = v;
       } else {
         uchar4 v;
-        v.x = to_u8 ((acc[0] + p.bias) * p.out_scale);
-        v.y = to_u8 ((acc[1] + p.bias) * p.out_scale);
-        v.z = to_u8 ((acc[2] + p.bias) * p.out_scale);
-        v.w = to_u8 ((acc[3] + p.bias) * p.out_scale);
+        v.x = to_u8 (out_value (p, acc[0]));
+        v.y = to_u8 (out_value (p, acc[1]));
+        v.z = to_u8 (out_value (p, acc[2]));
+        v.w = to_u8 (out_value (p, acc[3]));
         *(uchar4 *) (row_ptr<unsigned char> (p.dst, p.dst_pitch, y) + x) = v;
       }
       return;
@@ -288,7 +329,7 @@ store_quad (const GcvCudaConv & p, int x, int y,
       unsigned w[GCV_QUAD];
 #pragma unroll
       for (int q = 0; q < GCV_QUAD; q++)
-        w[q] = pack_u8x4 (p, acc[q], centre[q]);
+        w[q] = pack_u8x4 (p, acc[q], centre[q], x + q, y, st);
       *(uint4 *) (row_ptr<uchar4> (p.dst, p.dst_pitch, y) + x) =
           make_uint4 (w[0], w[1], w[2], w[3]);
       return;
@@ -297,7 +338,7 @@ store_quad (const GcvCudaConv & p, int x, int y,
 #pragma unroll
   for (int q = 0; q < GCV_QUAD; q++)
     if (x + q < p.width)
-      store<In> (p, x + q, y, acc[q], centre[q]);
+      store<In> (p, x + q, y, acc[q], centre[q], st);
 }
 
 /* Loads rows y0.. of the padded frame, columns x0.. (sp of them, a multiple
@@ -376,12 +417,18 @@ load_window (typename AccOf<In>::T (&win)[NV * 4], const In * row)
 }
 
 /* A thread's TY x 4 outputs at (x0 + xs, y0 + ys); the pixels under the
- * anchor, for copied alpha, come from the tile (row 0 = padded row y0). */
-template <typename In, int TY>
+ * anchor, for copied alpha, come from the tile (row 0 = padded row y0).
+ * The RGBA family's statistics are taken after the stores, a channel at a
+ * time (Stats::add_tile()). */
+template <typename In, int TY, typename S>
 __device__ __forceinline__ void
 store_tile_outputs (const GcvCudaConv & p, const In * tile, int sp, int x0,
-    int y0, int xs, int ys, const typename AccOf<In>::T (&acc)[TY][GCV_QUAD])
+    int y0, int xs, int ys, const typename AccOf<In>::T (&acc)[TY][GCV_QUAD],
+    S & st)
 {
+  constexpr bool by_channel = S::channels > 1;
+  NoStats none;
+
 #pragma unroll
   for (int t = 0; t < TY; t++) {
     const int y = y0 + ys + t;
@@ -391,9 +438,15 @@ store_tile_outputs (const GcvCudaConv & p, const In * tile, int sp, int x0,
 #pragma unroll
     for (int q = 0; q < GCV_QUAD; q++)
       centre[q] = tile[(ys + t + p.ay) * sp + xs + q + p.ax];
-    if (x0 + xs < p.width)
-      store_quad<In> (p, x0 + xs, y, acc[t], centre);
+    if (x0 + xs < p.width) {
+      if constexpr (by_channel)
+        store_quad<In> (p, x0 + xs, y, acc[t], centre, none);
+      else
+        store_quad<In> (p, x0 + xs, y, acc[t], centre, st);
+    }
   }
+  if constexpr (by_channel)
+    st.add_tile (p, x0 + xs, y0 + ys, acc);
 }
 
 /* Output (x, y) summed over its footprint straight from the padded frame:
@@ -425,6 +478,28 @@ footprint_sum (const GcvCudaConv & p, int x, int y, const Taps & taps)
   return acc;
 }
 
+/* footprint_sum() of a gradient magnitude: both derivatives from each
+ * sample of the footprint, read once, then their magnitude. */
+template <typename In, typename Taps, typename TapsY>
+__device__ __forceinline__ typename AccOf<In>::T
+footprint_magnitude (const GcvCudaConv & p, int x, int y, const Taps & taps,
+    const TapsY & taps_y)
+{
+  typename AccOf<In>::T gx, gy;
+  zero (gx);
+  zero (gy);
+  for (int j = 0; j < p.kh; j++) {
+    const In *row = row_ptr<In> (p.src, p.src_pitch, y + j) + x;
+    for (int i = 0; i < p.footprint_kw; i++) {
+      const typename AccOf<In>::T v = to_acc (ldg (row + i));
+      fma_acc (gx, taps[j * p.kw + i], v);
+      fma_acc (gy, taps_y[j * p.kw + i], v);
+    }
+  }
+  magnitude (gx, gy, p.magnitude_sign);
+  return gx;
+}
+
 /* The input pixel under the anchor of output (x, y). */
 template <typename In>
 __device__ __forceinline__ In centre_of (const GcvCudaConv & p, int x, int y)
@@ -438,6 +513,25 @@ struct ParamTaps {
   float v[GCV_CUDA_PARAM_TAPS];
   __device__ __forceinline__ float operator[] (int i) const { return v[i]; }
 };
+
+/* No second set of taps: the kernel is no gradient magnitude. */
+struct NoTaps {
+};
+
+/* A gradient magnitude (GcvCudaConv.magnitude_sign), and its gy taps,
+ * after gx's on the host and on the device. */
+__host__ __device__ __forceinline__ bool is_magnitude (const GcvCudaConv & c)
+{
+  return c.magnitude_sign != 0.0f;
+}
+static inline const float *host_taps_y (const GcvCudaConv & c)
+{
+  return c.host_taps + c.kw * c.kh;
+}
+static inline const float *taps_y (const GcvCudaConv & c)
+{
+  return c.taps + c.kw * c.kh;
+}
 
 /* Taps in device memory, for kernels larger than the constant-bank copy. */
 struct GlobalTaps {

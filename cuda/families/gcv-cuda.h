@@ -30,6 +30,38 @@ typedef enum {
 
 #define GCV_CUDA_PARAM_TAPS 1024        /* taps passed in the constant bank */
 
+/* Per-frame statistics (docs/statistics.md), as the kernels leave them: one
+ * channel's sums, the count above the threshold, and its extremes as keys,
+ * (ordered bits of the value << 32) | the place, y * width + x: the largest
+ * key wins, so the smallest value's key is complemented and the largest's
+ * place is, and ties go to the place first in row order. A key of 0: no
+ * sample that is not NaN. */
+typedef struct {
+  double sum, sum_squares;
+  unsigned long long above;
+  unsigned long long min_key, max_key;
+} GcvCudaChannelStats;
+
+/* Records the warps of a frame's output kernel add into (one per warp,
+ * the warps spread over them), and the samples they have counted; the warp
+ * whose samples complete the frame sums the records into the result and
+ * zeroes them for the next frame. All zero between frames. */
+#define GCV_CUDA_STATS_PARTS 64
+#define GCV_CUDA_STATS_CHANNELS 4
+
+/* A frame's statistics, in page-locked host memory the kernel writes:
+ * `samples` is written last, the frame's width x height once it is done. */
+typedef struct {
+  GcvCudaChannelStats channel[GCV_CUDA_STATS_CHANNELS];
+  unsigned int samples;
+} GcvCudaStatsResult;
+
+typedef struct {
+  GcvCudaChannelStats part[GCV_CUDA_STATS_PARTS][GCV_CUDA_STATS_CHANNELS];
+  unsigned int samples;
+  GcvCudaStatsResult *result;   /* set once: where the frames' go */
+} GcvCudaStatsState;
+
 /* One convolution: padded input to output, both pitched device memory. */
 typedef struct {
   GcvPixel in;
@@ -52,6 +84,17 @@ typedef struct {
                                  * so the kernels that read samples outside
                                  * an output's footprint (widened tiled, FFT)
                                  * keep those from reaching it */
+  /* A gradient magnitude: 1 or -1, the sign of sign * sqrt (gx^2 + gy^2),
+   * the sum the epilogue takes; taps and host_taps then hold gy's kh x kw
+   * taps after gx's. 0: none. Only direct and tiled run magnitudes; the
+   * other launchers refuse them. */
+  float magnitude_sign;
+  /* Statistics: the largest float <= the threshold (so that |v| > it is
+   * |v| > the threshold), and the frame's records (NULL: none). */
+  float stats_threshold;
+  GcvCudaStatsState *stats;
+  /* The kernels take this by value: past 128 bytes the compiler addresses
+   * it in memory, and the kernels' code changes (gcv-cuda-common.cuh). */
 } GcvCudaConv;
 
 /* Device facts the launchers size their tiles with. */

@@ -34,7 +34,7 @@ shift_up (float4 v)
 }
 
 /* KW, KH: the size, or 0 when it comes at run time (kh <= KH_MAX). */
-template <typename In, int P, int KH_MAX, int KW, int KH>
+template <typename In, int P, int KH_MAX, int KW, int KH, bool STATS>
 __global__ void __launch_bounds__ (256)
 register_kernel (GcvCudaConv p, ParamTaps taps)
 {
@@ -66,6 +66,7 @@ register_kernel (GcvCudaConv p, ParamTaps taps)
   }
 
   const int xo = x - (kw - 1);
+  typename StatsFor<Acc, STATS>::T st;
 #pragma unroll
   for (int r = 0; r < P; r++) {
     Acc sum;
@@ -78,8 +79,9 @@ register_kernel (GcvCudaConv p, ParamTaps taps)
           fma_acc (sum, w[j * kw + i], data[r + j]);
     }
     if (lane >= kw - 1 && xo < p.width && y0 + r < p.height)
-      store<In> (p, xo, y0 + r, sum, centre_of<In> (p, xo, y0 + r));
+      store<In> (p, xo, y0 + r, sum, centre_of<In> (p, xo, y0 + r), st);
   }
+  st.flush (p);
 }
 
 template <typename In, int P, int KH_MAX, int KW, int KH>
@@ -88,9 +90,15 @@ go (const GcvCudaConv & c, int block)
 {
   long warps = (long) div_up (c.width, 33 - c.kw) * div_up (c.height, P);
   size_t smem = sizeof (float) * c.kw * c.kh;
-  register_kernel<In, P, KH_MAX, KW, KH>
-      <<<div_up ((unsigned) (warps * 32), block), block, smem, c.stream>>> (c,
-      param_taps (c.host_taps, c.kw * c.kh));
+  const unsigned grid = div_up ((unsigned) (warps * 32), block);
+  if (c.stats)
+    register_kernel<In, P, KH_MAX, KW, KH, true>
+        <<<grid, block, smem, c.stream>>> (c, param_taps (c.host_taps,
+            c.kw * c.kh));
+  else
+    register_kernel<In, P, KH_MAX, KW, KH, false>
+        <<<grid, block, smem, c.stream>>> (c, param_taps (c.host_taps,
+            c.kw * c.kh));
   return cudaGetLastError ();
 }
 
@@ -135,9 +143,10 @@ gcv_cuda_register_supports (const GcvCudaConv * c)
 {
   /* Beyond 17 columns most lanes of a warp idle (33 - kw useful), and a
    * 24-row cache spilled to local memory, 20x slower (H200): no instances
-   * there. The cache holds kh rows. */
+   * there. The cache holds kh rows. No gradient magnitudes. */
   return c->kw <= 17 && c->kh <= GCV_REGISTER_MAX_KH
-      && c->kw * c->kh <= GCV_CUDA_PARAM_TAPS && c->in != GCV_PIX_F32X4;
+      && c->kw * c->kh <= GCV_CUDA_PARAM_TAPS && c->in != GCV_PIX_F32X4
+      && !is_magnitude (*c);
 }
 
 extern "C" int
@@ -149,7 +158,7 @@ gcv_cuda_register_specialised (const GcvCudaConv * c)
 extern "C" cudaError_t
 gcv_cuda_register (const GcvCudaConv * c, int p_rows, int block)
 {
-  if (c->in == GCV_PIX_F32X4)
+  if (c->in == GCV_PIX_F32X4 || is_magnitude (*c))
     return cudaErrorInvalidValue;
   switch (c->in) {
     case GCV_PIX_U8:

@@ -67,7 +67,7 @@ row_kernel (GcvCudaConv p, ParamTaps taps, typename AccOf<In>::T * tmp,
   }
 }
 
-template <typename In>
+template <typename In, bool STATS>
 __global__ void __launch_bounds__ (256)
 column_kernel (GcvCudaConv p, ParamTaps taps,
     const typename AccOf<In>::T * tmp, size_t tmp_pitch)
@@ -101,17 +101,19 @@ column_kernel (GcvCudaConv p, ParamTaps taps,
     for (int t = 0; t < CY; t++)
       fma_acc (acc[t], w, s[(t + j) * BX]);
   }
+  typename StatsFor<Acc, STATS>::T st;
 #pragma unroll
   for (int t = 0; t < CY; t++) {
     int y = y0 + threadIdx.y * CY + t;
     if (y < p.height)
-      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y));
+      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y), st);
   }
+  st.flush (p);
 }
 
 /* Tall kernels: each thread walks CY outputs down its column, every input
  * row loaded once into a register and added to the outputs it touches. */
-template <typename In>
+template <typename In, bool STATS>
 __global__ void __launch_bounds__ (256)
 column_walk_kernel (GcvCudaConv p, ParamTaps taps,
     const typename AccOf<In>::T * tmp, size_t tmp_pitch)
@@ -137,12 +139,14 @@ column_walk_kernel (GcvCudaConv p, ParamTaps taps,
         fma_acc (acc[t], taps[j], v);
     }
   }
+  typename StatsFor<Acc, STATS>::T st;
 #pragma unroll
   for (int t = 0; t < CY; t++) {
     int y = y0 + t;
     if (y < p.height)
-      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y));
+      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y), st);
   }
+  st.flush (p);
 }
 
 /* The tallest block (8, 4, 2 or 1 rows) whose tile of `bytes_per_row` per
@@ -184,20 +188,30 @@ struct Separable {
         smem, c.stream>>> (c, param_taps (row, c.kw), tmp, tmp_pitch);
     if ((err = cudaGetLastError ()) != cudaSuccess)
       return err;
+    return c.stats ? column_pass<true> (c, column, tmp, tmp_pitch, dev) :
+        column_pass<false> (c, column, tmp, tmp_pitch, dev);
+  }
 
-    /* column pass: (by*CY + kh - 1) rows of BX elements */
-    size_t line = sizeof (Acc) * BX;
-    by = block_rows (CY * line, c.kh - 1, line, dev);
-    ParamTaps col = param_taps (column, c.kh);
+  /* column pass: (by*CY + kh - 1) rows of BX elements */
+  template <bool STATS>
+  static cudaError_t column_pass (const GcvCudaConv & c, const float *column,
+      const typename AccOf<In>::T * tmp, size_t tmp_pitch,
+      const GcvCudaDevice * dev)
+  {
+    typedef typename AccOf<In>::T Acc;
+    const size_t line = sizeof (Acc) * BX;
+    const int by = block_rows (CY * line, c.kh - 1, line, dev);
+    const ParamTaps col = param_taps (column, c.kh);
+    cudaError_t err;
     if (by > 0) {
-      smem = (by * CY + c.kh - 1) * line;
-      auto ck = column_kernel<In>;
+      const size_t smem = (by * CY + c.kh - 1) * line;
+      auto ck = column_kernel<In, STATS>;
       if ((err = allow_smem (ck)) != cudaSuccess)
         return err;
       ck<<<dim3 (div_up (c.width, BX), div_up (c.height, by * CY)),
           dim3 (BX, by), smem, c.stream>>> (c, col, tmp, tmp_pitch);
     } else {
-      column_walk_kernel<In> <<<dim3 (div_up (c.width, BX),
+      column_walk_kernel<In, STATS> <<<dim3 (div_up (c.width, BX),
               div_up (c.height, 8 * CY)), dim3 (BX, 8), 0, c.stream>>> (c,
           col, tmp, tmp_pitch);
     }
@@ -302,7 +316,7 @@ template <typename In, int K> struct TileShape {
   static constexpr size_t bytes = in_bytes + sizeof (Acc) * SH * TW;
 };
 
-template <typename In, int K>
+template <typename In, int K, bool STATS>
 __global__ void __launch_bounds__ (256)
 tile_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
 {
@@ -327,15 +341,17 @@ tile_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col)
   const int ys = threadIdx.y * FTY;
   Acc acc[FTY][FTX];
   column_quads<Acc, K, TW> (acc, mid + ys * TW + xs, col);
-  store_tile_outputs<In, FTY> (p, tile, SP, x0, y0, xs, ys, acc);
+  typename StatsFor<Acc, STATS>::T st;
+  store_tile_outputs<In, FTY> (p, tile, SP, x0, y0, xs, ys, acc, st);
+  st.flush (p);
 }
 
-template <typename In, int K>
+template <typename In, int K, bool STATS>
 cudaError_t
 tile_go (const GcvCudaConv & c, const float *row, const float *column)
 {
   typedef TileShape<In, K> S;
-  auto kernel = tile_kernel<In, K>;
+  auto kernel = tile_kernel<In, K, STATS>;
   cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
@@ -399,7 +415,7 @@ stream_fetch (In * tile, const GcvCudaConv & p, int x0, int y)
   __pipeline_commit ();
 }
 
-template <typename In, int K>
+template <typename In, int K, bool STATS>
 __global__ void __launch_bounds__ (256)
 stream_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col, int strip)
 {
@@ -442,20 +458,24 @@ stream_kernel (GcvCudaConv p, ParamTaps row, ParamTaps col, int strip)
     if (x >= p.width)
       continue;
     const In centre[FTX] = { };         /* one channel: no alpha to copy */
+    /* each step's statistics flushed at its end: a strip may be long, and
+     * nothing is held across the steps */
+    typename StatsFor<Acc, STATS>::T st;
 #pragma unroll
     for (int t = 0; t < FTY; t++)
       if (o + t < outputs)
-        store_quad<In> (p, x, y0 + o + t, acc[t], centre);
+        store_quad<In> (p, x, y0 + o + t, acc[t], centre, st);
+    st.flush (p);
   }
 }
 
-template <typename In, int K>
+template <typename In, int K, bool STATS>
 cudaError_t
 stream_go (const GcvCudaConv & c, const float *row, const float *column,
     const GcvCudaDevice * dev)
 {
   typedef StreamShape<In, K> S;
-  auto kernel = stream_kernel<In, K>;
+  auto kernel = stream_kernel<In, K, STATS>;
   cudaError_t err = allow_smem (kernel);
   if (err != cudaSuccess)
     return err;
@@ -499,19 +519,21 @@ struct Fused {
         return 0;
     }
   }
-  template <int K> static cudaError_t go (const GcvCudaConv & c,
+  template <int K, bool STATS> static cudaError_t go (const GcvCudaConv & c,
       const float *row, const float *column, const GcvCudaDevice * dev)
   {
     if constexpr (streamed)
-      return stream_go<In, K> (c, row, column, dev);
+      return stream_go<In, K, STATS> (c, row, column, dev);
     else
-      return tile_go<In, K> (c, row, column);
+      return tile_go<In, K, STATS> (c, row, column);
   }
   static cudaError_t launch (const GcvCudaConv & c, const float *row,
       const float *column, const GcvCudaDevice * dev)
   {
     switch (c.kw) {
-#define FUSED_SIZE(K) case K: return go<K> (c, row, column, dev);
+#define FUSED_SIZE(K) case K: return c.stats ?                              \
+          go<K, true> (c, row, column, dev) : go<K, false> (c, row, column,  \
+          dev);
         GCV_SEPARABLE_SIZES (FUSED_SIZE)
 #undef FUSED_SIZE
       default:
@@ -533,6 +555,8 @@ gcv_cuda_separable (const GcvCudaConv * c, const float *row,
     const float *column, void *tmp, size_t tmp_pitch,
     const GcvCudaDevice * dev)
 {
+  if (is_magnitude (*c))
+    return cudaErrorInvalidValue;       /* no gradient magnitudes */
   return GCV_DISPATCH_PIXEL (Separable, *c, *c, row, column, tmp, tmp_pitch,
       dev);
 }
@@ -544,7 +568,7 @@ gcv_cuda_separable_fused_bytes (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev)
 {
   size_t bytes = 0;
-  if (c->kw != c->kh || ty != FTY)
+  if (c->kw != c->kh || ty != FTY || is_magnitude (*c))
     return 0;
   switch (c->in) {
     case GCV_PIX_U8:
@@ -567,7 +591,7 @@ extern "C" cudaError_t
 gcv_cuda_separable_fused (const GcvCudaConv * c, const float *row,
     const float *column, int ty, const GcvCudaDevice * dev)
 {
-  if (ty != FTY)
+  if (ty != FTY || is_magnitude (*c))
     return cudaErrorInvalidValue;
   switch (c->in) {
     case GCV_PIX_U8:

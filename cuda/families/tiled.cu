@@ -16,7 +16,13 @@
  * bank width (Chen et al., DAC'17), and outputs leave as one vector of
  * four. Widths with no instance run in the next one, widened by zero taps
  * (gcv-cuda.c); for GRAY32F that instance also checks its tile for NaN and
- * Inf, which a zero tap would pass on to outputs beside them. */
+ * Inf, which a zero tap would pass on to outputs beside them.
+ *
+ * Gradient magnitudes (GcvCudaConv.magnitude_sign) take both derivatives in
+ * the same sweep over the tile, each sample read once: the adaptive kernel
+ * at any size, the per-width kernels 3, 5 and 7 wide at ty=2 (never
+ * widened). Every kernel has a second instance that takes the frame's
+ * statistics (stats.cuh), launched for frames that ask for them. */
 #include "gcv-cuda-common.cuh"
 
 using namespace gcv;
@@ -33,11 +39,14 @@ tile_pitch (int kw)
   return BX + kw - 1 + 1;
 }
 
-template <typename In, int TY, typename Taps>
-__global__ void __launch_bounds__ (BX * BY, 2)
-tiled_kernel (GcvCudaConv p, Taps taps)
+/* The adaptive kernel's work; with `taps_y` (not NoTaps) a gradient
+ * magnitude. */
+template <typename In, int TY, bool STATS, typename Taps, typename TapsY>
+__device__ __forceinline__ void
+tiled_body (const GcvCudaConv & p, const Taps & taps, const TapsY & taps_y)
 {
   typedef typename AccOf<In>::T Acc;
+  constexpr bool MAG = !std::is_same<TapsY, NoTaps>::value;
   extern __shared__ __align__ (16) unsigned char smem_raw[];
   Acc *tile = (Acc *) smem_raw;
   const int sp = tile_pitch (p.kw), sh = BY * TY + p.kh - 1;
@@ -58,10 +67,13 @@ tiled_kernel (GcvCudaConv p, Taps taps)
   }
   __syncthreads ();
 
-  Acc acc[TY];
+  Acc acc[TY], accy[MAG ? TY : 1];
 #pragma unroll
-  for (int t = 0; t < TY; t++)
+  for (int t = 0; t < TY; t++) {
     zero (acc[t]);
+    if constexpr (MAG)
+      zero (accy[t]);
+  }
   for (int j = 0; j < p.kh; j++) {
     const Acc *s = tile + (ty * TY + j) * sp + tx;
     for (int i = 0; i < p.kw; i++) {
@@ -69,18 +81,57 @@ tiled_kernel (GcvCudaConv p, Taps taps)
 #pragma unroll
       for (int t = 0; t < TY; t++)
         fma_acc (acc[t], w, s[t * sp + i]);
+      if constexpr (MAG) {
+        const float wy = taps_y[j * p.kw + i];
+#pragma unroll
+        for (int t = 0; t < TY; t++)
+          fma_acc (accy[t], wy, s[t * sp + i]);
+      }
     }
   }
+  if constexpr (MAG)
+#pragma unroll
+    for (int t = 0; t < TY; t++)
+      magnitude (acc[t], accy[t], p.magnitude_sign);
 
   const int x = x0 + tx;
+  typename StatsFor<Acc, STATS>::T st;
   if (x >= p.width)
     return;
 #pragma unroll
   for (int t = 0; t < TY; t++) {
     int y = y0 + ty * TY + t;
     if (y < p.height)
-      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y));
+      store<In> (p, x, y, acc[t], centre_of<In> (p, x, y), st);
   }
+  st.flush (p);
+}
+
+template <typename In, int TY, typename Taps, bool STATS>
+__global__ void __launch_bounds__ (BX * BY, 2)
+tiled_kernel (GcvCudaConv p, Taps taps)
+{
+  tiled_body<In, TY, STATS> (p, taps, NoTaps ());
+}
+
+template <typename In, int TY, typename Taps, bool STATS>
+__global__ void __launch_bounds__ (BX * BY, 2)
+tiled_magnitude_kernel (GcvCudaConv p, Taps taps, Taps taps_y)
+{
+  tiled_body<In, TY, STATS> (p, taps, taps_y);
+}
+
+/* Raises `kernel`'s shared memory limit, then launches it. */
+template <typename K, typename... A>
+cudaError_t
+launch_smem (K kernel, dim3 grid, dim3 block, size_t smem,
+    cudaStream_t stream, A... args)
+{
+  cudaError_t err = allow_smem (kernel);
+  if (err != cudaSuccess)
+    return err;
+  kernel<<<grid, block, smem, stream>>> (args...);
+  return cudaGetLastError ();
 }
 
 size_t
@@ -92,40 +143,55 @@ tile_bytes (const GcvCudaConv & c, int ty)
 
 template <typename In>
 struct Tiled {
-  template <int TY, typename Taps>
-  static cudaError_t go (const GcvCudaConv & c, size_t smem, Taps taps)
+  template <int TY, bool STATS, typename Taps>
+  static cudaError_t go (const GcvCudaConv & c, size_t smem,
+      const Taps & taps, const Taps & taps_y)
   {
-    auto kernel = tiled_kernel<In, TY, Taps>;
     dim3 block (BX, BY);
     dim3 grid (div_up (c.width, BX), div_up (c.height, BY * TY));
-    cudaError_t err = allow_smem (kernel);
-    if (err != cudaSuccess)
-      return err;
-    kernel<<<grid, block, smem, c.stream>>> (c, taps);
-    return cudaGetLastError ();
+    if (is_magnitude (c))
+      return launch_smem (tiled_magnitude_kernel<In, TY, Taps, STATS>, grid,
+          block, smem, c.stream, c, taps, taps_y);
+    return launch_smem (tiled_kernel<In, TY, Taps, STATS>, grid, block,
+        smem, c.stream, c, taps);
   }
 
-  template <typename Taps>
+  template <bool STATS, typename Taps>
   static cudaError_t pick (const GcvCudaConv & c, int ty, size_t smem,
-      Taps taps)
+      const Taps & taps, const Taps & taps_y)
   {
     switch (ty) {
       case 8:
-        return go<8> (c, smem, taps);
+        return go<8, STATS> (c, smem, taps, taps_y);
       case 4:
-        return go<4> (c, smem, taps);
+        return go<4, STATS> (c, smem, taps, taps_y);
       case 2:
-        return go<2> (c, smem, taps);
+        return go<2, STATS> (c, smem, taps, taps_y);
       default:
-        return go<1> (c, smem, taps);
+        return go<1, STATS> (c, smem, taps, taps_y);
     }
+  }
+
+  template <typename Taps>
+  static cudaError_t stats_pick (const GcvCudaConv & c, int ty, size_t smem,
+      const Taps & taps, const Taps & taps_y)
+  {
+    if (c.stats)
+      return pick<true> (c, ty, smem, taps, taps_y);
+    return pick<false> (c, ty, smem, taps, taps_y);
   }
 
   static cudaError_t launch (const GcvCudaConv & c, int ty, size_t smem)
   {
-    if (c.kw * c.kh <= GCV_CUDA_PARAM_TAPS)
-      return pick (c, ty, smem, param_taps (c.host_taps, c.kw * c.kh));
-    return pick (c, ty, smem, global_taps (c.taps));
+    const int n = c.kw * c.kh;
+    if (n <= GCV_CUDA_PARAM_TAPS) {
+      ParamTaps taps = param_taps (c.host_taps, n), ty_taps;
+      if (is_magnitude (c))
+        ty_taps = param_taps (host_taps_y (c), n);
+      return stats_pick (c, ty, smem, taps, ty_taps);
+    }
+    return stats_pick (c, ty, smem, global_taps (c.taps),
+        global_taps (taps_y (c)));
   }
 };
 
@@ -138,10 +204,10 @@ constexpr int TX = GCV_QUAD;    /* outputs across per thread: one vector */
  * order the unrolled loops take them. The block's tile holds all of it.
  * One output at a time and not unrolled: this path is rare, and the
  * registers it would take would cost the unrolled loops occupancy. */
-template <int KW, int TY, typename Taps>
+template <int KW, int TY, typename Taps, typename S>
 __device__ __forceinline__ void
 footprint_outputs (const GcvCudaConv & p, const float *tile, int sp, int x0,
-    int y0, int xs, int ys, const Taps & taps)
+    int y0, int xs, int ys, const Taps & taps, S & st)
 {
 #pragma unroll 1
   for (int k = 0; k < TY * TX; k++) {
@@ -156,7 +222,7 @@ footprint_outputs (const GcvCudaConv & p, const float *tile, int sp, int x0,
 #pragma unroll 1
       for (int i = 0; i < p.footprint_kw; i++)
         fma_acc (acc, taps[j * KW + i], s[i]);
-    store<float> (p, x, y, acc, 0.0f);
+    store<float> (p, x, y, acc, 0.0f, st);
   }
 }
 
@@ -189,12 +255,16 @@ tile_nonfinite (const float *tile, int sp, int rows, int cols)
  * applies it to the TY output rows it reaches, taking the taps from the
  * constant bank one by one: 7-14% faster from 7x7 to 21x21 on the H200
  * (performance.md). Not at 8 rows: there it spilled and was slower below
- * 15x15. */
-template <typename In, int KW, int TY, typename Taps, bool GUARD>
-__global__ void __launch_bounds__ (BX * BY)
-tiled_width_kernel (GcvCudaConv p, Taps taps)
+ * 15x15. With `taps_y` (not NoTaps), a gradient magnitude: both
+ * derivatives from each window. */
+template <typename In, int KW, int TY, bool GUARD, bool STATS,
+    typename Taps, typename TapsY>
+__device__ __forceinline__ void
+tiled_width_body (const GcvCudaConv & p, const Taps & taps,
+    const TapsY & taps_y)
 {
   typedef typename AccOf<In>::T Acc;
+  constexpr bool MAG = !std::is_same<TapsY, NoTaps>::value;
   constexpr int TW = BX * TX, TH = BY * TY;     /* outputs of the block */
   constexpr int SP = (TW + KW - 1 + 3) / 4 * 4;
   constexpr int NV = (TX + KW - 1 + 3) / 4;     /* vectors per window */
@@ -213,6 +283,7 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
    * waits in shared memory: held in a register through the unrolled loops,
    * it cost some of them registers. */
   static_assert (!GUARD || std::is_same<In, float>::value, "floats only");
+  static_assert (!GUARD || !MAG, "magnitudes are never widened");
   if (GUARD && threadIdx.x == 0 && threadIdx.y == 0)
     *block_nonfinite = 0;
   load_tile_quads (tile, SP, sh, p, x0, y0, pw, ph,
@@ -225,12 +296,15 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
   }
 
   const int xs = threadIdx.x * TX, ys = threadIdx.y * TY;
-  Acc acc[TY][TX];
+  Acc acc[TY][TX], accy[MAG ? TY : 1][TX];
 #pragma unroll
   for (int t = 0; t < TY; t++)
 #pragma unroll
-    for (int q = 0; q < TX; q++)
+    for (int q = 0; q < TX; q++) {
       zero (acc[t][q]);
+      if constexpr (MAG)
+        zero (accy[t][q]);
+    }
 
   if constexpr (sizeof (Acc) > sizeof (float) && TY <= 4) {
     for (int r = 0; r < TY + kh - 1; r++) {
@@ -247,15 +321,24 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
 #pragma unroll
           for (int q = 0; q < TX; q++)
             fma_acc (acc[t][q], w, win[q + i]);
+          if constexpr (MAG) {
+            const float wy = taps_y[j * KW + i];
+#pragma unroll
+            for (int q = 0; q < TX; q++)
+              fma_acc (accy[t][q], wy, win[q + i]);
+          }
         }
       }
     }
   } else {
     for (int j = 0; j < kh; j++) {
-      float w[KW];
+      float w[KW], wy[MAG ? KW : 1];
 #pragma unroll
-      for (int i = 0; i < KW; i++)
+      for (int i = 0; i < KW; i++) {
         w[i] = taps[j * KW + i];
+        if constexpr (MAG)
+          wy[i] = taps_y[j * KW + i];
+      }
 #pragma unroll
       for (int t = 0; t < TY; t++) {
         Acc win[NV * 4];
@@ -263,21 +346,49 @@ tiled_width_kernel (GcvCudaConv p, Taps taps)
 #pragma unroll
         for (int i = 0; i < KW; i++)
 #pragma unroll
-          for (int q = 0; q < TX; q++)
+          for (int q = 0; q < TX; q++) {
             fma_acc (acc[t][q], w[i], win[q + i]);
+            if constexpr (MAG)
+              fma_acc (accy[t][q], wy[i], win[q + i]);
+          }
       }
     }
   }
+  if constexpr (MAG)
+#pragma unroll
+    for (int t = 0; t < TY; t++)
+#pragma unroll
+      for (int q = 0; q < TX; q++)
+        magnitude (acc[t][q], accy[t][q], p.magnitude_sign);
 
+  typename StatsFor<Acc, STATS>::T st;
   /* after the unrolled loops, where their registers are free: placed
    * before them, this path cost the loops registers */
   if constexpr (GUARD) {
     if (*(volatile int *) block_nonfinite) {
-      footprint_outputs<KW, TY> (p, tile, SP, x0, y0, xs, ys, taps);
+      footprint_outputs<KW, TY> (p, tile, SP, x0, y0, xs, ys, taps, st);
+      st.flush (p);
       return;
     }
   }
-  store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc);
+  store_tile_outputs<In, TY> (p, tile, SP, x0, y0, xs, ys, acc, st);
+  st.flush (p);
+}
+
+template <typename In, int KW, int TY, typename Taps, bool GUARD, bool STATS>
+__global__ void __launch_bounds__ (BX * BY)
+tiled_width_kernel (GcvCudaConv p, Taps taps)
+{
+  tiled_width_body<In, KW, TY, GUARD, STATS> (p, taps, NoTaps ());
+}
+
+/* Magnitudes: taps in the constant bank, never widened */
+template <typename In, int KW, int TY, bool STATS>
+__global__ void __launch_bounds__ (BX * BY)
+tiled_width_magnitude_kernel (GcvCudaConv p, ParamTaps taps,
+    ParamTaps taps_y)
+{
+  tiled_width_body<In, KW, TY, false, STATS> (p, taps, taps_y);
 }
 
 /* The tile, after the block's NaN flag with `guard` (16 bytes, so that the
@@ -292,16 +403,15 @@ width_smem (int kh, int ty, bool guard)
 
 template <typename In, int KW, int TY, typename Taps, bool GUARD>
 cudaError_t
-width_launch (const GcvCudaConv & c, Taps taps)
+width_launch (const GcvCudaConv & c, const Taps & taps)
 {
-  auto kernel = tiled_width_kernel<In, KW, TY, Taps, GUARD>;
-  size_t smem = width_smem<In, KW> (c.kh, TY, GUARD);
-  cudaError_t err = allow_smem (kernel);
-  if (err != cudaSuccess)
-    return err;
-  kernel<<<dim3 (div_up (c.width, BX * TX), div_up (c.height, BY * TY)),
-      dim3 (BX, BY), smem, c.stream>>> (c, taps);
-  return cudaGetLastError ();
+  const size_t smem = width_smem<In, KW> (c.kh, TY, GUARD);
+  const dim3 grid (div_up (c.width, BX * TX), div_up (c.height, BY * TY));
+  if (c.stats)
+    return launch_smem (tiled_width_kernel<In, KW, TY, Taps, GUARD, true>,
+        grid, dim3 (BX, BY), smem, c.stream, c, taps);
+  return launch_smem (tiled_width_kernel<In, KW, TY, Taps, GUARD, false>,
+      grid, dim3 (BX, BY), smem, c.stream, c, taps);
 }
 
 /* Whether `c` runs the guarded instance: GRAY32F widened by zero taps. */
@@ -315,7 +425,7 @@ width_guard (const GcvCudaConv & c)
  * unrolled loops alone. */
 template <typename In, int KW, int TY, typename Taps>
 cudaError_t
-width_go (const GcvCudaConv & c, Taps taps)
+width_go (const GcvCudaConv & c, const Taps & taps)
 {
   if constexpr (std::is_same<In, float>::value)
     if (width_guard (c))
@@ -323,10 +433,44 @@ width_go (const GcvCudaConv & c, Taps taps)
   return width_launch<In, KW, TY, Taps, false> (c, taps);
 }
 
+/* The magnitude instances: these widths, at these rows. */
+constexpr bool
+magnitude_width (int kw)
+{
+  return kw == 3 || kw == 5 || kw == 7;
+}
+
+constexpr int MAGNITUDE_TY = 2;
+
+template <typename In, int KW>
+cudaError_t
+magnitude_go (const GcvCudaConv & c, int ty)
+{
+  if constexpr (magnitude_width (KW)) {
+    const int n = KW * c.kh;
+    const size_t smem = width_smem<In, KW> (c.kh, MAGNITUDE_TY, false);
+    const dim3 grid (div_up (c.width, BX * TX), div_up (c.height,
+            BY * MAGNITUDE_TY));
+    if (ty != MAGNITUDE_TY || n > GCV_CUDA_PARAM_TAPS)
+      return cudaErrorInvalidValue;
+    if (c.stats)
+      return launch_smem (tiled_width_magnitude_kernel<In, KW, MAGNITUDE_TY,
+          true>, grid, dim3 (BX, BY), smem, c.stream, c,
+          param_taps (c.host_taps, n), param_taps (host_taps_y (c), n));
+    return launch_smem (tiled_width_magnitude_kernel<In, KW, MAGNITUDE_TY,
+        false>, grid, dim3 (BX, BY), smem, c.stream, c,
+        param_taps (c.host_taps, n), param_taps (host_taps_y (c), n));
+  } else {
+    return cudaErrorInvalidValue;
+  }
+}
+
 template <typename In, int KW>
 cudaError_t
 width_pick (const GcvCudaConv & c, int ty)
 {
+  if (is_magnitude (c))
+    return magnitude_go<In, KW> (c, ty);
   if (c.kw * c.kh > GCV_CUDA_PARAM_TAPS)
     return width_go<In, KW, 2> (c, global_taps (c.taps));
   ParamTaps taps = param_taps (c.host_taps, c.kw * c.kh);
@@ -344,8 +488,11 @@ width_pick (const GcvCudaConv & c, int ty)
 
 template <typename In>
 struct TiledWidth {
-  static size_t smem (int kw, int kh, int ty, bool guard)
+  static size_t smem (int kw, int kh, int ty, bool guard, bool magnitude)
   {
+    if (magnitude && (!magnitude_width (kw) || ty != MAGNITUDE_TY
+            || kw * kh > GCV_CUDA_PARAM_TAPS))
+      return 0;
     switch (kw) {
 #define WIDTH_SMEM(K) case K: return width_smem<In, K> (kh, ty, guard);
         GCV_TILED_WIDTHS (WIDTH_SMEM)
@@ -395,26 +542,30 @@ gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem)
 }
 
 /* Shared memory the per-width kernel needs for this size and ty (GRAY32F
- * run widened: the guarded instance's), 0 when it has no instance, the
- * element is F32X4, or the device cannot give it; large kernels run with
- * ty=2 and taps from device memory. */
+ * run widened: the guarded instance's), 0 when it has no instance (a
+ * magnitude: not 3, 5 or 7 wide at ty=2), the element is F32X4, or the
+ * device cannot give it; large kernels run with ty=2 and taps from device
+ * memory. */
 extern "C" size_t
 gcv_cuda_tiled_width_smem (const GcvCudaConv * c, int ty,
     const GcvCudaDevice * dev)
 {
+  const bool mag = is_magnitude (*c);
   size_t bytes;
   if (c->kw * c->kh > GCV_CUDA_PARAM_TAPS)
     ty = 2;
   switch (c->in) {
     case GCV_PIX_U8:
-      bytes = TiledWidth<unsigned char>::smem (c->kw, c->kh, ty, false);
+      bytes = TiledWidth<unsigned char>::smem (c->kw, c->kh, ty, false, mag);
       break;
     case GCV_PIX_F32:
-      bytes = TiledWidth<float>::smem (c->kw, c->kh, ty, width_guard (*c));
+      bytes = TiledWidth<float>::smem (c->kw, c->kh, ty, width_guard (*c),
+          mag);
       break;
     case GCV_PIX_U8X4:
       bytes = c->out == GCV_OUT_U8X4 ? TiledWidth<uchar4>::smem (c->kw, c->kh,
-          ty, false) : TiledWidth<rgbx8>::smem (c->kw, c->kh, ty, false);
+          ty, false, mag) : TiledWidth<rgbx8>::smem (c->kw, c->kh, ty, false,
+          mag);
       break;
     default:
       return 0;

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Per-frame statistics on the CUDA backend, the host's part.
+ *
+ * The frame's output kernel takes the statistics in its epilogue and its
+ * last warp leaves them, summed, in the slot's page-locked result block
+ * (families/stats.cuh); so all a frame costs here is the threshold passed
+ * with the launch and, after the frame's event, turning the result into
+ * GcvFrameStats. The slot's records (device memory, zero between frames)
+ * and its result block are made the first time a frame of the slot asks,
+ * never per frame. */
+#include "gcv-private.h"
+#include "gcv-cuda-device.h"
+#include "gcv-cuda-stats.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The largest float <= t: for a float v, |v| > it exactly where |v| > t
+ * (t >= 0; a t beyond the floats gives FLT_MAX, above which only Inf
+ * is). */
+static gfloat
+float_below (gdouble t)
+{
+  gfloat f = (gfloat) t;
+
+  if ((gdouble) f > t)
+    f = nextafterf (f, -INFINITY);
+  return f;
+}
+
+static gboolean
+make_buffers (GcvCudaSlotStats * st, cudaStream_t stream, GError ** error)
+{
+  GcvCudaStatsResult *device_result = NULL;
+
+  /* the kernels write the result block through the device's mapping of
+   * it, whose address the records hold; from pageable memory the copy
+   * takes the pointer before it returns */
+  if (!CHECK (cudaMallocAsync ((void **) &st->state, sizeof (*st->state),
+              stream), OP_ALLOC)
+      || !CHECK (cudaMemsetAsync (st->state, 0, sizeof (*st->state), stream),
+          OP_OTHER)
+      || !CHECK (cudaHostAlloc ((void **) &st->result, sizeof (*st->result),
+              cudaHostAllocMapped | cudaHostAllocPortable), OP_ALLOC)
+      || !CHECK (cudaHostGetDevicePointer ((void **) &device_result,
+              st->result, 0), OP_OTHER)
+      || !CHECK (cudaMemcpyAsync (&st->state->result, &device_result,
+              sizeof (device_result), cudaMemcpyHostToDevice, stream),
+          OP_COPY)) {
+    gcv_cuda_stats_free (st, stream);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+gcv_cuda_stats_begin (GcvCudaSlotStats * st, const GcvFrameOptions * options,
+    guint n_channels, cudaStream_t stream, GError ** error)
+{
+  st->on = FALSE;
+  if (!options || !options->statistics)
+    return TRUE;
+  if (!st->state && !make_buffers (st, stream, error))
+    return FALSE;
+  if (st->stale && !CHECK (cudaMemsetAsync (st->state, 0,
+              sizeof (*st->state), stream), OP_OTHER))
+    return FALSE;
+  st->stale = FALSE;
+  st->threshold = float_below (options->statistics_threshold);
+  st->n_channels = n_channels;
+  /* the slot's last frame is done: the block is ours until this frame's
+   * kernel marks it */
+  *(volatile guint *) &st->result->samples = 0;
+  st->on = TRUE;
+  return TRUE;
+}
+
+void
+gcv_cuda_stats_args (const GcvCudaSlotStats * st, GcvCudaConv * c)
+{
+  c->stats = st->on ? st->state : NULL;
+  c->stats_threshold = st->threshold;
+}
+
+/* A key of GcvCudaChannelStats (gcv-cuda.h) as a value and its place. */
+static void
+extreme (guint64 key, gboolean smallest, guint width, gdouble * value,
+    guint * x, guint * y)
+{
+  guint32 ordered, at, bits;
+  gfloat f;
+
+  if (key == 0) {
+    *value = NAN;               /* every sample was NaN */
+    *x = *y = 0;
+    return;
+  }
+  if (smallest)
+    key = ~key;
+  ordered = (guint32) (key >> 32);
+  at = smallest ? (guint32) key : ~(guint32) key;
+  bits = (ordered & 0x80000000u) ? ordered & 0x7fffffffu : ~ordered;
+  memcpy (&f, &bits, sizeof (f));
+  *value = f;
+  *x = at % width;
+  *y = at / width;
+}
+
+void
+gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width, guint height,
+    GcvFrameStats * out)
+{
+  const guint64 count = (guint64) width * height;
+  const GcvCudaStatsResult *r = st->result;
+  gboolean done = st->on && *(volatile const guint *) &r->samples == count;
+
+  memset (out, 0, sizeof (*out));
+  if (!st->on)
+    return;
+  out->n_channels = st->n_channels;
+  if (!done) {
+    /* the kernel's count never reached the frame's: a bug, not the
+     * frame's fault; its records may hold part of it */
+    g_critical ("the statistics of a %ux%u frame were not finished", width,
+        height);
+    st->stale = TRUE;
+  }
+  for (guint c = 0; c < st->n_channels; c++) {
+    const GcvCudaChannelStats *k = &r->channel[c];
+    GcvChannelStats *o = &out->channel[c];
+    o->count = count;
+    o->sum = done ? k->sum : NAN;
+    o->sum_squares = done ? k->sum_squares : NAN;
+    o->above = done ? k->above : 0;
+    extreme (done ? k->min_key : 0, TRUE, width, &o->min, &o->min_x,
+        &o->min_y);
+    extreme (done ? k->max_key : 0, FALSE, width, &o->max, &o->max_x,
+        &o->max_y);
+  }
+  st->on = FALSE;
+}
+
+void
+gcv_cuda_stats_free (GcvCudaSlotStats * st, cudaStream_t stream)
+{
+  if (st->state)
+    cudaFreeAsync (st->state, stream);
+  if (st->result)
+    cudaFreeHost (st->result);
+  memset (st, 0, sizeof (*st));
+}
