@@ -10,6 +10,7 @@
 #include "hw-limits.h"
 #include "npp-peer.h"
 #include "report.h"
+#include "stats-bench.h"
 
 #include <gst/gst.h>
 #include <math.h>
@@ -39,6 +40,8 @@ static gboolean opt_check_dispatch = FALSE;
 static gchar *opt_tuning_file = NULL;
 static gchar *opt_sizes = NULL;
 static gdouble opt_noise_ms = 0.003;
+static gboolean opt_statistics = FALSE;
+static gchar *opt_planes = NULL;
 
 static const GOptionEntry entries[] = {
   {"formats", 0, 0, G_OPTION_ARG_STRING, &opt_formats,
@@ -90,6 +93,14 @@ static const GOptionEntry entries[] = {
   {"noise-ms", 0, 0, G_OPTION_ARG_DOUBLE, &opt_noise_ms,
       "With --check-dispatch: a pick this close to the best passes whatever "
       "the ratio (default 0.003)", "MS"},
+  {"statistics", 0, 0, G_OPTION_ARG_NONE, &opt_statistics,
+      "Only time per-frame statistics: each configuration with and without "
+      "them (--formats default RGBA,NV12, also GRAY8, GRAY32F, I420; "
+      "--sizes default 3840x2160; --kernels default 3,9; --families default "
+      "auto; --forms, --runs, --warmup apply)", NULL},
+  {"planes", 0, 0, G_OPTION_ARG_STRING, &opt_planes,
+      "With --statistics: luma or all, for NV12 and I420 (default luma)",
+      "PLANES"},
   {NULL}
 };
 
@@ -153,7 +164,8 @@ parse_options (int *argc, char ***argv, BenchPlan * plan, GError ** error)
   plan->frames = g_array_new (FALSE, FALSE, sizeof (BenchFrame));
   plan->shapes = g_array_new (FALSE, FALSE, sizeof (BenchShape));
   plan->families = g_array_new (FALSE, FALSE, sizeof (GcvFamily));
-  return parse_frames (plan, error)
+  /* --statistics reads its formats itself (NV12 among them) */
+  return (opt_statistics || parse_frames (plan, error))
       && bench_parse_shapes (opt_kernels ? opt_kernels : opt_quick ?
       QUICK_KERNELS : DEFAULT_KERNELS, plan->shapes, error)
       && bench_parse_forms (opt_forms ? opt_forms : "2d,sep", plan->forms,
@@ -282,6 +294,20 @@ main (int argc, char **argv)
   if (opt_list) {
     list_plan (&plan);
     return 0;
+  }
+  if (opt_statistics) {
+    BenchStatsRun run = { opt_device, (guint32) opt_seed, opt_formats,
+      opt_sizes, opt_kernels, opt_families,
+      {plan.forms[BENCH_FORM_2D], plan.forms[BENCH_FORM_SEPARABLE]},
+      g_strcmp0 (opt_planes, "all") == 0, (guint) opt_warmup,
+      (guint) opt_runs
+    };
+    if (opt_planes && strcmp (opt_planes, "all") != 0
+        && strcmp (opt_planes, "luma") != 0) {
+      fprintf (stderr, "gpuconvolve-bench: --planes is luma or all\n");
+      return 2;
+    }
+    return bench_stats (&run);
   }
   if (opt_check_dispatch) {
     /* before any engine: it hides the cached and shipped tables */
