@@ -56,7 +56,8 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
     return TRUE;                /* passthrough: downstream answered */
 
   /* upstream may send any stride through GstVideoMeta, and leave cropping
-   * to us: the crop region is what is filtered (input_image()) */
+   * to us: the crop region is what is filtered
+   * (gst_gpu_convolve_input_image()) */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   gst_query_add_allocation_meta (query, GST_VIDEO_CROP_META_API_TYPE, NULL);
   gst_query_parse_allocation (query, &caps, NULL);
@@ -67,14 +68,16 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
    * memory of our context where the caps say so; on the CPU into plain
    * memory that, unlike GStreamer's default, fails an allocation with an
    * error rather than aborting */
-  pool = make_pool (self, caps, &info, gst_gpu_convolve_max_in_flight (self) + 1, 0, &size);
+  pool = make_pool (self, caps, &info,
+      gst_gpu_convolve_max_in_flight (self) + 1, 0, &size);
   if (pool) {
     /* upstream only says it could not go on; the pool says why */
     gst_gpu_convolve_pool_report_to (pool, GST_ELEMENT (self));
     gst_query_add_allocation_pool (query, pool, size,
         gst_gpu_convolve_max_in_flight (self) + 1, 0);
     if (!info.cuda_memory) {
-      GstAllocator *allocator = gst_gpu_convolve_allocator_get (gst_gpu_convolve_engine_is_cuda
+      GstAllocator *allocator =
+          gst_gpu_convolve_allocator_get (gst_gpu_convolve_engine_is_cuda
           (self));
       gst_query_add_allocation_param (query, allocator, NULL);
       gst_object_unref (allocator);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The engine gpuconvolve filters with, and the CUDA context it runs in:
- * the backend chosen at start (auto falls back to the CPU), a CUDA engine
- * in the context shared with the pipeline's other CUDA elements (found
- * through GstContext, or made and offered to them), whether CUDA memory
- * can be had on the pads, and the interrupt that lets a flush or a stop
- * cut a long frame short. The duties an nvcodec element leaves to its
- * base class (GstCudaBaseTransform); GStreamer's CUDA library itself is
- * used through gstgpuconvolvecuda.c. */
+ * a CUDA engine in the context shared with the pipeline's other CUDA
+ * elements (found through GstContext, or made and offered to them), the
+ * engine freed at stop, whether CUDA memory can be had on the pads, and
+ * the interrupt that lets a flush or a stop cut a long frame short: the
+ * duties an nvcodec element leaves to its base class
+ * (GstCudaBaseTransform). GStreamer's CUDA library itself is used through
+ * gstgpuconvolvecuda.c. */
 #include "gstgpuconvolveprivate.h"
 #include "gcv-interop.h"
 #include "gstgpuconvolvecuda.h"
@@ -41,48 +41,15 @@ cuda_engine_new (GstGpuConvolve * self, gint device_id, GError ** error)
       (self->cuda_context), error);
 }
 
-/* The engine for `backend`, in self->engine, at start: auto falls back
- * to the CPU, with a warning once per element, where no CUDA device is
- * usable. FALSE with the error posted. */
-gboolean
-gst_gpu_convolve_engine_start (GstGpuConvolve * self, GcvBackendKind backend,
-    gint device_id, guint queue_depth, const gchar * tuning_file)
+/* The engine for `backend` (CUDA or the CPU, auto settled): on CUDA, in
+ * the pipeline's shared context. */
+GcvEngine *
+gst_gpu_convolve_engine_new (GstGpuConvolve * self, GcvBackendKind backend,
+    gint device_id, GError ** error)
 {
-  GError *error = NULL;
-
-  if (backend == GCV_BACKEND_AUTO
-      && !gcv_backend_available (GCV_BACKEND_CUDA, device_id, &error)) {
-    if (!self->warned_fallback)
-      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-          ("No usable CUDA device, filtering on the CPU"), ("%s",
-              error->message));
-    self->warned_fallback = TRUE;
-    g_clear_error (&error);
-    backend = GCV_BACKEND_CPU;
-  }
   if (backend != GCV_BACKEND_CPU)
-    self->engine = cuda_engine_new (self, device_id, &error);
-  else
-    self->engine = gcv_engine_new (backend, device_id, &error);
-  if (!self->engine) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No usable CUDA device for backend=cuda: %s", error->message),
-        (NULL));
-    g_error_free (error);
-    return FALSE;
-  }
-  /* a table that cannot be used leaves the built-in choices, not a failure */
-  if (tuning_file && !gcv_engine_set_tuning_file (self->engine, tuning_file,
-          &error)) {
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Ignoring tuning-file: %s", error->message), (NULL));
-    g_clear_error (&error);
-  }
-  /* The CPU engine finishes each frame before the next, so one suffices. */
-  GST_INFO_OBJECT (self, "running on %s, %u frame(s) in flight",
-      gcv_engine_describe (self->engine), gcv_engine_frames_in_flight
-      (self->engine, queue_depth));
-  return TRUE;
+    return cuda_engine_new (self, device_id, error);
+  return gcv_engine_new (backend, device_id, error);
 }
 
 /* At stop, once no frame is in flight: the engine freed, and the CUDA
@@ -100,7 +67,6 @@ gst_gpu_convolve_engine_stop (GstGpuConvolve * self)
   /* the engine ran in it; buffers of our pools keep their own reference */
   gst_clear_object (&self->cuda_context);
 }
-
 
 /* From any thread: a flush or a stop need not wait for a CPU frame that
  * takes seconds; the frame in progress fails as interrupted. The object
@@ -134,8 +100,7 @@ gst_gpu_convolve_engine_cuda_memory_usable (GstGpuConvolve * self)
   if (!gst_gpu_convolve_cuda_supported ())
     return FALSE;
   if (self->engine)
-    return gcv_engine_get_backend (self->engine) == GCV_BACKEND_CUDA
-        && self->cuda_context;
+    return gst_gpu_convolve_engine_is_cuda (self) && self->cuda_context;
   GST_OBJECT_LOCK (self);
   backend = self->backend;
   device_id = self->cuda_device_id;
@@ -158,5 +123,6 @@ gst_gpu_convolve_set_context (GstElement * element, GstContext * context)
   GST_OBJECT_UNLOCK (self);
   gst_gpu_convolve_cuda_set_context (element, context, device_id,
       &self->cuda_context);
-  GST_ELEMENT_CLASS (GST_GPU_CONVOLVE_PARENT_CLASS)->set_context (element, context);
+  GST_ELEMENT_CLASS (GST_GPU_CONVOLVE_PARENT_CLASS)->set_context (element,
+      context);
 }

@@ -87,12 +87,11 @@ void gst_gpu_convolve_before_transform (GstBaseTransform * trans,
     GstBuffer * buffer);
 
 /* gstgpuconvolveengine.c: the engine and the CUDA context it runs in.
- * engine_start() posts its error and returns FALSE; interrupt() may be
- * called from any thread. */
+ * engine_new() takes CUDA or the CPU (auto settled by start());
+ * interrupt() may be called from any thread. */
 G_GNUC_INTERNAL
-gboolean gst_gpu_convolve_engine_start (GstGpuConvolve * self,
-    GcvBackendKind backend, gint device_id, guint queue_depth,
-    const gchar * tuning_file);
+GcvEngine *gst_gpu_convolve_engine_new (GstGpuConvolve * self,
+    GcvBackendKind backend, gint device_id, GError ** error);
 G_GNUC_INTERNAL
 void gst_gpu_convolve_engine_stop (GstGpuConvolve * self);
 G_GNUC_INTERNAL
@@ -104,6 +103,42 @@ gboolean gst_gpu_convolve_engine_cuda_memory_usable (GstGpuConvolve * self);
 G_GNUC_INTERNAL
 void gst_gpu_convolve_set_context (GstElement * element,
     GstContext * context);
+
+/* gstgpuconvolvelayout.c: where the input and output frames lie in their
+ * mapped buffers (`device`: CUDA memory mapped for the device), checked;
+ * FALSE with the error posted. input_fits() maps the buffer itself. */
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_input_image (GstGpuConvolve * self,
+    GstBuffer * inbuf, GstMapInfo * map, gboolean device, GcvImage * img);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_output_image (GstGpuConvolve * self,
+    GstBuffer * outbuf, GstMapInfo * map, gboolean device, GcvImage * img);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_input_fits (GstGpuConvolve * self,
+    GstBuffer * inbuf);
+
+/* gstgpuconvolvetransform.c: the frame path (GstBaseTransform's vfuncs). */
+G_GNUC_INTERNAL
+GstFlowReturn gst_gpu_convolve_submit_input_buffer (GstBaseTransform * trans,
+    gboolean is_discont, GstBuffer * input);
+G_GNUC_INTERNAL
+GstFlowReturn gst_gpu_convolve_generate_output (GstBaseTransform * trans,
+    GstBuffer ** outbuf);
+G_GNUC_INTERNAL
+GstFlowReturn gst_gpu_convolve_transform (GstBaseTransform * trans,
+    GstBuffer * inbuf, GstBuffer * outbuf);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_transform_meta (GstBaseTransform * trans,
+    GstBuffer * outbuf, GstMeta * meta, GstBuffer * inbuf);
+
+/* gstgpuconvolveevents.c: events and queries around the frames in flight
+ * (GstBaseTransform's vfuncs). */
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_query (GstBaseTransform * trans,
+    GstPadDirection direction, GstQuery * query);
 
 /* gstgpuconvolveallocation.c: the pools offered upstream and the pool of
  * the output buffers. */
