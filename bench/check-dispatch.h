@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* --check-dispatch: at points between the tuned ones, every candidate
  * variant measured, and the dispatcher's picks timed against the best:
  * with the tuning table (within 10%) and with none, by the heuristic

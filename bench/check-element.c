@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The element against the engine's device path on small frames. */
 #include "check-element.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* --check-element: small frames through the engine's device path (as the
  * benchmark runs it) and through the gpuconvolve element (backend=cuda),
  * compared with each other and with a double-precision reference. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Error checks and small helpers shared by the benchmark programs. */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared by the benchmark programs: fatal error checks for CUDA calls, and
  * small helpers for option lists and CSV fields. Plain C, usable from .cu. */
 #ifndef BENCH_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Output checks against a double-precision reference and between frames. */
 #include "compare.h"
 #include "common.h"

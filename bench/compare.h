@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Checking outputs: a double-precision reference at sampled pixels, frame
  * differences, and the tolerances of docs/filters.md. Border: replicate. */
 #ifndef BENCH_COMPARE_H

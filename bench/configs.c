@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Parsing the benchmark's lists and making its kernels. */
 #include "configs.h"
 

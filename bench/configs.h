@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the kernel-level benchmark runs: formats and frame sizes, kernel
  * shapes, the two forms of each kernel, the families and the peers. */
 #ifndef BENCH_CONFIGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve-cpu-bench: the engine's CPU backend on host frames, against
  * OpenCV's filters in the same process (where the peer is built) and a
  * parallel copy of the frame, every engine output checked against a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The OpenCV peer where OpenCV's development files were not found: the CPU
  * benchmark then times the engine alone. */
 #include "cpu-opencv-peer.h"

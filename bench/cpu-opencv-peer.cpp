@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The OpenCV peer of gpuconvolve-cpu-bench (see cpu-opencv-peer.h). The
  * frames are wrapped, not copied, so a call times OpenCV's filter alone. */
 #include "cpu-opencv-peer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* OpenCV as the CPU engine's peer: GaussianBlur and sepFilter2D for
  * separable kernels, filter2D for dense ones, on the same host frames and
  * with the same border. Built where OpenCV's development files are found

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve-element-bench: frames/s through the gpuconvolve element,
  * appsrc ! gpuconvolve ! fakesink sync=false, with pre-filled input buffers
  * (pinned: memory of gcv_engine_host_alloc; pageable: g_malloc) at several

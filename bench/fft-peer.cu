@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The cuFFT reference convolution.
  *
  * The padded frame P(u, v) = in(clamp(u - ax), clamp(v - ay)) fills an

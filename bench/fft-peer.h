@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cuFFT reference convolution: replicate-pad, R2C, multiply by the
  * filter's spectrum, C2R, crop. Plans and the filter's spectrum are made
  * once, outside the timed part. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Pipelines around the gpuconvolve element. */
 #include "gst-util.h"
 

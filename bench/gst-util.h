@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GStreamer helpers of the programs that drive the gpuconvolve element:
  * pipelines around it, its kernel properties, and waiting for the end. */
 #ifndef BENCH_GST_UTIL_H

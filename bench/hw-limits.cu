@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Copy floor, FMA peak and PCIe transfer limits. */
 #include "hw-limits.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the hardware allows, measured in the same run as the convolutions:
  * the device-to-device copy of one frame (the floor for small filters), the
  * FP32 FMA peak, and PCIe transfers of one frame with pinned host memory. */

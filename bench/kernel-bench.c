@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Kernel level: device frames through the engine's plans and the peers.
  *
  * Engine rows: the slot's device input is filled once with the frame, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel-level benchmark: every configuration of one frame through the
  * engine's families (device frames, used in place) and through the peers,
  * each output checked. */

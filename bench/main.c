@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve-bench: the engine's kernel families against the hardware's
  * limits and against NPP and cuFFT, on device frames, every output checked.
  * See bench/README.md. */

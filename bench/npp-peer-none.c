@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The NPP peer where NPP was not found at build time. */
 #include "npp-peer.h"
 

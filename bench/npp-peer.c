@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The NPP peer. CUDA 13's NPP has only the _Ctx entry points: the stream
  * context is filled in here from the device's properties. */
 #include "npp-peer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* NPP as a peer: nppiFilterBorder_32f_C1R (2D, GRAY32F),
  * nppiFilterRowBorder_32f_C1R + nppiFilterColumnBorder_32f_C1R (separable,
  * GRAY32F) and nppiFilterBorder32f_8u_C4R (2D, RGBA; it filters the fourth

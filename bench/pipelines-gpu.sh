@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Frames/s of H.264 decode (nvh264dec) followed by gpuconvolve, at 1080p and
 # 4K, with the decoded frames taken to the host first ("today's path") and
 # kept in CUDA memory, against the decoder alone:

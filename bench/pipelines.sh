@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Frames/s of whole pipelines at 1080p and 4K:
 #   videotestsrc ! RGBA caps ! fakesink                           (the source alone)
 #   videotestsrc ! RGBA caps ! gpuconvolve ! fakesink             (this element)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Plots of a gpuconvolve-bench CSV: one PNG per frame format, with time
 against kernel size (log scale) and % of the measured FP32 FMA peak against
 kernel size, for every implementation, each with the copy-floor and FMA-peak

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The table on stdout and the CSV file. */
 #include "report.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Results: a table on stdout and the same rows in a CSV file. */
 #ifndef BENCH_REPORT_H
 #define BENCH_REPORT_H

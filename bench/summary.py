@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Markdown summary of a gpuconvolve-bench CSV, for docs/performance.md:
 per frame format, kernel size and form, the engine's fastest family, what
 `auto` ran, and the peers, as times and ratios measured in the same run.

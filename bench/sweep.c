@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Timing the dispatcher's candidates at one point; see sweep.h. */
 #include "sweep.h"
 #include "gcv-private.h"

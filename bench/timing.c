@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Event timing of work on one CUDA stream. */
 #include "timing.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Timing with CUDA events on a stream: warm-up runs, then the median, minimum
  * and maximum of the timed runs. */
 #ifndef BENCH_TIMING_H

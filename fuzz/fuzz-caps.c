@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzz target: caps. gst_caps_from_string() on the input, then what the
  * element does with caps: gst_gpu_convolve_info_from_caps() (GRAY32F is
  * parsed there, the other formats through GstVideoInfo) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared by the libFuzzer targets: reading typed values off the input, the
  * process set-up (GStreamer without system plugins, GLib messages), and the
  * findings that are not crashes (a broken promise: abort with a message). */

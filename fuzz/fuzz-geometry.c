@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzz target: buffer geometry. A frame of a format (RGBA, BGRA, RGBx,
  * BGRx, GRAY8, GRAY32F) and size (1..64 each way) goes through the element
  * on the CPU backend in a buffer of any size, with or without a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzz target: the kernel properties and filter descriptions.
  *
  * 1. Text for `kernel`, `row-kernel` or `column-kernel`, deserialised as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzz target: preset files. The input is written as GstGpuConvolve.prs in
  * a folder of GST_PRESET_PATH and as the user's file (in the temporary
  * XDG_DATA_HOME of fuzz_gst_init(), which the element tidies before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve: convolution of video frames on NVIDIA GPUs, with a CPU
  * fallback. */
 #ifndef __GST_GPU_CONVOLVE_H__

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Caps parsing, and the formats and memories offered on the other pad. */
 #include "gstgpuconvolvecaps.h"
 #include "gstgpuconvolvecuda.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Caps of gpuconvolve: the eight formats, GRAY32F included, which GStreamer
  * 1.22 has no GstVideoFormat for, so it is parsed here; each in system
  * memory and in CUDA memory; and the conversions offered on the other pad. */

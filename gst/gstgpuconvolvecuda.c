@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CUDA memory and the shared CUDA context, on GStreamer's CUDA library
  * (unstable API in 1.22), as nvcodec's elements use them. */
 #ifdef HAVE_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CUDA memory (memory:CUDAMemory) and the CUDA context gpuconvolve shares
  * with nvcodec's elements through GstContext, on GStreamer's CUDA library.
  * In builds without it (no HAVE_GST_CUDA) the same calls say "no", so the

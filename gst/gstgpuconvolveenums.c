@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GEnum types of gpuconvolve's properties. The values are the engine's, so
  * the element passes them through unchanged. */
 #include "gstgpuconvolveenums.h"

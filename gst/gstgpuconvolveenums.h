@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GEnum types of gpuconvolve's properties; values are the engine's enums. */
 #ifndef __GST_GPU_CONVOLVE_ENUMS_H__
 #define __GST_GPU_CONVOLVE_ENUMS_H__

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames in flight and the events between them; see gstgpuconvolveframes.h. */
 #include "gstgpuconvolveframes.h"
 #include "gstgpuconvolvestats.h"

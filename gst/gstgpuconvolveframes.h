@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames in flight: the element's side of the engine's ring. Each frame
  * holds its mapped input and output buffers until the engine is done with
  * them, and the events that came after it, which go downstream right after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GstAllocators of frames, page-locked host memory (cudaHostAlloc through
  * the engine) for the CUDA backend and plain system memory for the CPU, and
  * buffer pools of them. An allocation that fails returns NULL, with its

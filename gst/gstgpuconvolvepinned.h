@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Memory for frames: page-locked (pinned) host memory on the CUDA backend,
  * so that uploads and downloads are asynchronous DMA with no staging copy,
  * and plain system memory on the CPU backend. Either fails an allocation

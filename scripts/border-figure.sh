@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Makes docs/img/borders.png, the figure of docs/filters.md's Borders section:
 # a photo filtered by gpuconvolve with each border mode, tiled with labels.
 #   top row:    K is a single 1 at its top left corner with the anchor at the

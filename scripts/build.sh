@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Configures the build directory when it is not configured yet, then builds.
 # Usage: scripts/build.sh [BUILD_DIR] [extra meson setup options...]
 # GPUCONVOLVE_MESON_OPTIONS adds options to `meson setup`, for example

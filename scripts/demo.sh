@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds gpuconvolve and runs it, uninstalled, on a moving test picture.
 # Writes out/demo.webm (a 2x2 mosaic: the input and three filters) and
 # out/frame-NN.png (two mosaic frames a second), and prints which backend ran.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs the Debian packages that building, testing and the demo need, when
 # any of them is missing. Extra package names may be given as arguments.
 # Uses sudo when not run as root; never asks questions (CI has no stdin).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the libFuzzer targets (fuzz/*.c) with clang, AddressSanitizer,
 # UndefinedBehaviorSanitizer and libFuzzer in their own build directory, and
 # runs each for SECONDS (default 60), as many at once as there are cores.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the GPU work of gpuconvolve on a machine with an NVIDIA GPU and no
 # GStreamer development files: the test suites on the CUDA backend (every
 # kernel family), compute-sanitizer over them, and the benchmarks. The build

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Packs what a GPU host runs from a build directory (the engine library,
 # the plugin, the test and benchmark programs) into .gpurun/BUILD.tar.xz,
 # leaving objects and build files behind, so it travels small: the test and

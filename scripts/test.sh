@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what is missing, configures build/ when needed, builds, and runs
 # every test suite. Exits non-zero when the build or a test fails.
 # Extra arguments go to `meson test` (for example --suite examples).

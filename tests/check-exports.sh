@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The engine library exports exactly the functions its installed headers
 # declare (GCV_API in gcv.h and gcv-interop.h): nothing internal leaks, and
 # nothing declared is missing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared helpers of the gpuconvolve tests. */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared helpers of the gpuconvolve tests: the backend under test, elements
  * and harnesses, frames in and out, and captured warnings. */
 #ifndef GCVT_COMMON_H

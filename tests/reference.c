@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Plain double-precision reference of gpuconvolve, from docs/filters.md. */
 #include "reference.h"
 

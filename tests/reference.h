@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Plain reference implementation of what gpuconvolve computes, written from
  * docs/filters.md in double precision with naive loops, for the tests. It
  * shares no code with the engine: borders, built-in kernels, rounding and

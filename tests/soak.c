@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Soak test: many frames through appsrc ! gpuconvolve ! appsink, checking
  * that every frame pushed comes out, in order, and that memory does not
  * grow. Not a gst-check test: a program with options, run by CI on the CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The caps gpuconvolve offers on the other pad (gstgpuconvolvecaps.c): the
  * conversions in each direction, each format once, and which memory comes
  * first. Direct calls, so the CUDA-memory rules are checked on machines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What gpuconvolve computes: every format and border against the plain
  * reference, kernels of every shape, strides, conversions, separable
  * kernels, built-in filters and presets. */

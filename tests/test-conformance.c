@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GStreamer conformance: properties in any order (docs/properties.md), metas
  * and crop (section 5), buffer geometry from metas checked without
  * overflow, allocation, events and flags with frames in flight, segments in

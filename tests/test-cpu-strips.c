@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The CPU engine on frames wider than one of its strips of columns and
  * taller than one of its bands of rows, against the plain reference: every
  * format and border, separable and direct kernels, the fixed-point path of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CUDA calls made to fail on purpose (GPUCONVOLVE_CUDA_FAIL=alloc|copy|
  * launch[:N], read by the engine on every CUDA call; N calls of that kind
  * pass first). docs/errors.md: a CUDA failure while streaming is

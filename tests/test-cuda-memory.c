@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The zero-copy GPU path (section 2, Memory): frames in memory:CUDAMemory,
  * from nvcodec's cudaupload and nvh264dec or from a GstCudaBufferPool, and
  * output kept in CUDA memory, give the same bytes as the same filter on

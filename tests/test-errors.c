@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The error catalogue of docs/errors.md, for the cases the
  * other suites leave out: values GObject refuses by their range or type,
  * array elements that are not numbers, settings still invalid at start in

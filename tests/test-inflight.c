@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames in flight on the CUDA backend: queue depths, EOS, flush, caps
  * changes with frames on the GPU, pinned memory, latency. Runs only on the
  * CUDA backend (it skips elsewhere: on the CPU one frame is in flight). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* NV12 and I420 (SPEC sections 2-3): the luma plane filtered and the chroma
  * planes copied (planes=luma) or filtered at their own resolution
  * (planes=all), the conversions to GRAY8 and GRAY32F, every border, kernels

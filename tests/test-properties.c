@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Property checks and the errors of docs/errors.md: refused values, invalid
  * settings at start, backends, and caps outside the limits; presets: the
  * shipped file's version and marks, and how a user's file combines with it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve in a stream: property changes between buffers, renegotiation,
  * EOS, passthrough, state changes without leaks, latency, and frames that
  * do not fit the caps. */

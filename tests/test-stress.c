@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stress: caps renegotiated every 10 frames, properties changed every frame
  * from a second thread while streaming, eight pipelines at once, and 1000
  * NULL <-> PLAYING cycles. None may post an error, hang (every wait has a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Makes a Python venv for gpuconvolve-batch and installs requirements.txt
 # into it; does nothing when that venv already has them.
 #

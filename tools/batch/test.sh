@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Tests gpuconvolve-batch on this machine with the CPU backend:
 #   - what it checks before Ray starts (tests/test_jobs.py, usage errors:
 #     properties, presets and the report's path judged before Ray starts);

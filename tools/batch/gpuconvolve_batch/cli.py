@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Command line of gpuconvolve-batch: checks everything it can before Ray
 starts; exit status 0 when every file succeeded, 1 when some failed (or the
 report could not be written), 2 for a usage error (then nothing was run),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Runs a batch on Ray: slots of warm workers (schedule.py, slot.py) take
 file after file, a failed file is tried again, with a progress line while
 they run and the report at the end."""

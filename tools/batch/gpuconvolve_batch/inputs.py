@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The files of a batch, from paths, globs and lists, the output directory
 and the report's path; every problem is a UsageError that names what is
 wrong. Files are told apart by what they are (files.key), so that no link

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """What a slot's worker runs for one file: the job sent to
 `gpuconvolve-batch-run serve` (batch-serve.c), and its output path.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Progress: an actor that the slots tell their frames, and the line the
 driver draws on stderr."""
 from __future__ import annotations

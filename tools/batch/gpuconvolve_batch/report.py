@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The outcome of a batch: a record per file, the JSON report and the
 summary a person reads."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Checks of what gpuconvolve-batch builds before Ray starts: command lines,
 property injection, inputs, outputs, the report's path, temporary outputs
 and usage errors. Needs no Ray and no GStreamer (test.sh checks what the
