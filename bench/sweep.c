@@ -53,9 +53,10 @@ sweep_candidates_usable (GString * rejected)
   return (const char *const *) usable->pdata;
 }
 
-/* SPEC section 4: with separable=auto the separable paths of a rank-1
- * kernel join the 2D ones and the fastest wins; other kernels have the 2D
- * paths only. The sweep measures what the dispatcher may choose. */
+/* docs/properties.md (`separable`): with separable=auto the separable
+ * paths of a rank-1 kernel join the 2D ones and the fastest wins; other
+ * kernels have the 2D paths only. The sweep measures what the dispatcher
+ * may choose. */
 gboolean
 sweep_family_allowed (const GcvVariant * v, const GcvDispatchKey * key)
 {

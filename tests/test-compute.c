@@ -539,8 +539,8 @@ GST_END_TEST;
 /* The family the element should report for K: what algorithm forces, else
  * on the CPU separable for rank 1 (unless separable=never) and direct
  * otherwise. Returns NULL on CUDA: any 2D family, or for rank 1 without
- * separable=never any family (SPEC section 4: the separable paths race
- * the 2D ones there and the fastest wins). */
+ * separable=never any family (docs/properties.md, `separable`: the
+ * separable paths race the 2D ones there and the fastest wins). */
 static const gchar *
 expected_family (gboolean rank1, gboolean never)
 {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GStreamer conformance: properties in any order (docs/properties.md), metas
- * and crop (section 5), buffer geometry from metas checked without
+ * and crop (docs/pipeline.md), buffer geometry from metas checked without
  * overflow, allocation, events and flags with frames in flight, segments in
- * other formats, and failures while streaming (section 6). Each case runs
- * on the backend and family under test; on CUDA the default queue-depth of
- * 2 keeps a frame in flight, which the ordering cases are about. */
+ * other formats, and failures while streaming (docs/errors.md). Each case
+ * runs on the backend and family under test; on CUDA the default
+ * queue-depth of 2 keeps a frame in flight, which the ordering cases are
+ * about. */
 #include "common.h"
 
 #include <gst/video/video.h>

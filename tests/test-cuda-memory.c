@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The zero-copy GPU path (section 2, Memory): frames in memory:CUDAMemory,
- * from nvcodec's cudaupload and nvh264dec or from a GstCudaBufferPool, and
- * output kept in CUDA memory, give the same bytes as the same filter on
- * system memory; decoded H.264 filtered on the GPU agrees with the CPU
- * backend within the section 3 bounds; gpuconvolve shares one
- * GstCudaContext with nvcodec; input memory may change mid-stream with
- * frames in flight. backend=cuda only; a case that needs an nvcodec
- * element or x264enc is not run where it is missing. */
+/* The zero-copy GPU path (docs/gpu-pipelines.md): frames in
+ * memory:CUDAMemory, from nvcodec's cudaupload and nvh264dec or from a
+ * GstCudaBufferPool, and output kept in CUDA memory, give the same bytes as
+ * the same filter on system memory; decoded H.264 filtered on the GPU
+ * agrees with the CPU backend within the bounds of docs/filters.md;
+ * gpuconvolve shares one GstCudaContext with nvcodec; input memory may
+ * change mid-stream with frames in flight. backend=cuda only; a case that
+ * needs an nvcodec element or x264enc is not run where it is missing. */
 #include "common.h"
 
 #include <gst/app/gstappsink.h>
@@ -1169,9 +1169,10 @@ decoder_line (Fmt out, gboolean cuda_out)
 }
 
 /* Decoded H.264 (NV12 in CUDA memory) through gpuconvolve, out in CUDA
- * memory, in system memory and as GRAY32F in either: within the section 3
- * bounds of the same frames decoded, downloaded and filtered on the CPU,
- * and the GPU paths byte for byte the same as each other. */
+ * memory, in system memory and as GRAY32F in either: within the bounds of
+ * docs/filters.md (The formula) of the same frames decoded, downloaded and
+ * filtered on the CPU, and the GPU paths byte for byte the same as each
+ * other. */
 GST_START_TEST (test_decoder_end_to_end)
 {
   const guint n = quick ()? 6 : 20, w = 640, h = 360;
@@ -1179,7 +1180,7 @@ GST_START_TEST (test_decoder_end_to_end)
   GPtrArray *stream = h264_samples (n, w, h);
   RefParams p;
   RefKernel *k = random_params (r, &p, REF_BORDER_REFLECT101);
-  /* section 3: max(1, 1e-5 sum|K| |scale| 255) for 8 bits; for GRAY32F
+  /* docs/filters.md: max(1, 1e-5 sum|K| |scale| 255) for 8 bits; for GRAY32F
    * 1e-5 sum|K| |scale| max|in| + 1e-6 in output units (max|in| = 1) */
   const gdouble reach = ref_kernel_sum_abs (k) * fabs (p.scale);
   const gdouble tol8 = MAX (1.0, 1e-5 * reach * 255.0);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NV12 and I420 (SPEC sections 2-3): the luma plane filtered and the chroma
- * planes copied (planes=luma) or filtered at their own resolution
+/* NV12 and I420 (docs/formats.md, NV12 and I420): the luma plane filtered and
+ * the chroma planes copied (planes=luma) or filtered at their own resolution
  * (planes=all), the conversions to GRAY8 and GRAY32F, every border, kernels
- * larger than a plane, GstVideoMeta layouts, crops (at odd positions too,
- * and videocrop's own), frames in flight and a change of `planes`
- * mid-stream. Checked against a plain double-precision
- * reference of planar frames written here. */
+ * larger than a plane, GstVideoMeta layouts, crops (at odd positions too, and
+ * videocrop's own), frames in flight and a change of `planes` mid-stream.
+ * Checked against a plain double-precision reference of planar frames written
+ * here. */
 #include "common.h"
 
 #include <gst/video/video.h>
@@ -145,7 +145,8 @@ to_u8 (gdouble v)
   return v <= 0.0 ? 0.0 : (v >= 255.0 ? 255.0 : rint (v));
 }
 
-/* SPEC section 3: max(1, 1e-5 sum|K| |scale| 255) for 8-bit results */
+/* docs/filters.md, The formula: max(1, 1e-5 sum|K| |scale| 255) for 8-bit
+ * results */
 static gdouble
 u8_tolerance (const RefParams * p)
 {
@@ -157,8 +158,8 @@ u8_tolerance (const RefParams * p)
   return MAX (1.0, 1e-5 * sum_abs * fabs (effective_scale (p)) * m);
 }
 
-/* SPEC section 3: 1e-5 sum|K| |scale| max|in| + 1e-6 for float results,
- * here in GRAY32F units (1/255 of the input's) */
+/* docs/filters.md, The formula: 1e-5 sum|K| |scale| max|in| + 1e-6 for float
+ * results, here in GRAY32F units (1/255 of the input's) */
 static gdouble
 float_tolerance (const RefParams * p, const Plane * in)
 {
@@ -1481,8 +1482,8 @@ GST_START_TEST (test_caps_changes)
 
 GST_END_TEST;
 
-/* Only the conversions SPEC section 2 lists: NV12 and I420 do not become
- * each other or a colour format. */
+/* Only the conversions docs/formats.md (Caps) lists: NV12 and I420 do not
+ * become each other or a colour format. */
 GST_START_TEST (test_no_other_conversions)
 {
   static const struct
