@@ -10,7 +10,7 @@
 #include "common.h"
 #include "configs.h"
 #include "sweep.h"
-#include "gcv-tuning.h"
+#include "dispatch/gcv-tuning.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

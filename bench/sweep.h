@@ -15,7 +15,7 @@
 
 #include "configs.h"
 #include "timing.h"
-#include "gcv-dispatch.h"
+#include "dispatch/gcv-dispatch.h"
 
 G_BEGIN_DECLS
 

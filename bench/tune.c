@@ -4,7 +4,7 @@
 #include "common.h"
 #include "configs.h"
 #include "sweep.h"
-#include "gcv-tuning.h"
+#include "dispatch/gcv-tuning.h"
 
 #include <math.h>
 #include <stdlib.h>

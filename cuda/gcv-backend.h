@@ -5,7 +5,7 @@
 
 #include "gcv.h"
 #include "gcv-interop.h"
-#include "gcv-dispatch.h"
+#include "dispatch/gcv-dispatch.h"
 
 G_BEGIN_DECLS
 

@@ -1,8 +1,8 @@
 /* Engines and plans: argument checks, then the chosen backend does the work. */
 #include "gcv-private.h"
-#include "gcv-dispatch.h"
+#include "dispatch/gcv-dispatch.h"
 #include "gcv-planar.h"
-#include "gcv-tuning.h"
+#include "dispatch/gcv-tuning.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -9,7 +9,7 @@
 #include "gcv-interop.h"
 #include "gcv-backend.h"
 #include "gcv-builtin.h"
-#include "gcv-dispatch.h"
+#include "dispatch/gcv-dispatch.h"
 
 G_BEGIN_DECLS
 

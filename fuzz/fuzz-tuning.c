@@ -5,7 +5,7 @@
  * same rows, and write out the same. */
 #include "fuzz-common.h"
 
-#include "gcv-tuning.h"
+#include "dispatch/gcv-tuning.h"
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);

@@ -3,7 +3,7 @@
  * found, file names) and the analytic heuristic against cases computed here
  * from its documented formula. */
 #include "gcv-private.h"
-#include "gcv-tuning.h"
+#include "dispatch/gcv-tuning.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The CUDA backend's per-frame statistics, the host's part
- * (docs/statistics.md; the device's is families/stats.cuh). */
+ * (docs/statistics.md; the device's is kernels/gcv-kernels-stats.cuh). */
 #ifndef GCV_CUDA_STATS_H
 #define GCV_CUDA_STATS_H
 
 #include "gcv.h"
-#include "families/gcv-cuda.h"
+#include "kernels/gcv-kernels.h"
 
 G_BEGIN_DECLS
 

@@ -2,7 +2,7 @@
  * of 8-bit frames to floats, and the gathering and scattering of one
  * channel of interleaved bytes (NV12's U or V). Kernels after these never
  * bounds-check. */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 #include "gcv-border.h"
 
 using namespace gcv;

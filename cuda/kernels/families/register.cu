@@ -8,7 +8,7 @@
  *
  * Per-size instances fix kw and kh at compile time; the generic instances fix
  * only an upper bound on kh, so the cache is still indexed by constants. */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 
 using namespace gcv;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-frame statistics taken in the output epilogue (docs/statistics.md).
  *
- * The store helpers of gcv-cuda-common.cuh hand every output value, after
+ * The store helpers of gcv-kernels-common.cuh hand every output value, after
  * bias and scale and before rounding to 8 bits, to a Stats (or to NoStats,
  * which is nothing). A thread keeps, per channel, float sums of its
  * samples and of their squares, its smallest and largest (fminf and fmaxf
@@ -21,7 +21,7 @@
 #ifndef GCV_STATS_CUH
 #define GCV_STATS_CUH
 
-#include "gcv-cuda.h"
+#include "gcv-kernels.h"
 
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>

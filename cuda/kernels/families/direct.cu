@@ -1,7 +1,7 @@
 /* Family `direct`: one thread per output pixel, input and taps read from
  * global memory. The plain baseline the other families are checked against;
  * it runs gradient magnitudes of any size too. */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 
 using namespace gcv;
 

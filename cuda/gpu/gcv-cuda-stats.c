@@ -3,7 +3,7 @@
  *
  * The frame's output kernel takes the statistics in its epilogue and its
  * last warp leaves them, summed, in the slot's page-locked result block
- * (families/stats.cuh); so all a frame costs here is the threshold passed
+ * (kernels/gcv-kernels-stats.cuh); so all a frame costs here is the threshold passed
  * with the launch and, after the frame's event, turning the result into
  * GcvFrameStats. The slot's records (device memory, zero between frames)
  * and its result block are made the first time a frame of the slot asks,
@@ -82,7 +82,7 @@ gcv_cuda_stats_args (const GcvCudaSlotStats * st, GcvCudaConv * c)
   c->stats_threshold = st->threshold;
 }
 
-/* A key of GcvCudaChannelStats (gcv-cuda.h) as a value and its place. */
+/* A key of GcvCudaChannelStats (kernels/gcv-kernels.h) as a value and its place. */
 static void
 extreme (guint64 key, gboolean smallest, guint width, gdouble * value,
     guint * x, guint * y)

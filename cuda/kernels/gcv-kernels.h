@@ -1,7 +1,7 @@
 /* Interface between the CUDA backend (gcv-cuda.c) and the kernel families
  * (*.cu). Plain C, so both sides include it. */
-#ifndef GCV_CUDA_H
-#define GCV_CUDA_H
+#ifndef GCV_KERNELS_H
+#define GCV_KERNELS_H
 
 #include <stddef.h>
 #include <cuda_runtime_api.h>
@@ -94,7 +94,7 @@ typedef struct {
   float stats_threshold;
   GcvCudaStatsState *stats;
   /* The kernels take this by value: past 128 bytes the compiler addresses
-   * it in memory, and the kernels' code changes (gcv-cuda-common.cuh). */
+   * it in memory, and the kernels' code changes (gcv-kernels-common.cuh). */
 } GcvCudaConv;
 
 /* Device facts the launchers size their tiles with. */
@@ -192,4 +192,4 @@ void gcv_cuda_fft_free (GcvCudaFft * f);
 }
 #endif
 
-#endif /* GCV_CUDA_H */
+#endif /* GCV_KERNELS_H */

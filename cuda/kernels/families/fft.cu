@@ -20,7 +20,7 @@
  * marks the tiles (or the frame) whose window holds one, and the unpack
  * sums those tiles' outputs over their footprints instead, as the direct
  * family does; the rest of the frame keeps the transform's outputs. */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 
 #include <cufft.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
  * shared memory, and the band's CY + N - 1 input rows per CY outputs keep
  * the cache traffic near the frame's bytes (several outputs per thread in
  * y: van Werkhoven et al. 2014, Table 1; Wainwright, GTC S4297). */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 
 using namespace gcv;
 

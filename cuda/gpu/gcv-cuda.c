@@ -13,9 +13,9 @@
 #include "gcv-cuda-context.h"
 #include "gcv-cuda-device.h"
 #include "gcv-cuda-stats.h"
-#include "families/gcv-cuda.h"
-#include "gcv-dispatch.h"
-#include "gcv-tuning.h"
+#include "kernels/gcv-kernels.h"
+#include "dispatch/gcv-dispatch.h"
+#include "dispatch/gcv-tuning.h"
 
 #include <math.h>
 #include <stdlib.h>

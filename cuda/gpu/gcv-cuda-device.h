@@ -4,7 +4,7 @@
 #ifndef GCV_CUDA_DEVICE_H
 #define GCV_CUDA_DEVICE_H
 
-#include "gcv-dispatch.h"
+#include "dispatch/gcv-dispatch.h"
 
 #include <cuda_runtime_api.h>
 

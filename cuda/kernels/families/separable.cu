@@ -15,7 +15,7 @@
  * the column pass CY outputs down (vertical tiling). Block heights shrink
  * until the tiles fit; a column pass too tall for shared memory walks its
  * column in registers instead. */
-#include "gcv-cuda-common.cuh"
+#include "kernels/gcv-kernels-common.cuh"
 
 #include <cuda_pipeline.h>
 

@@ -22,8 +22,8 @@
  * the same sweep over the tile, each sample read once: the adaptive kernel
  * at any size, the per-width kernels 3, 5 and 7 wide at ty=2 (never
  * widened). Every kernel has a second instance that takes the frame's
- * statistics (stats.cuh), launched for frames that ask for them. */
-#include "gcv-cuda-common.cuh"
+ * statistics (gcv-kernels-stats.cuh), launched for frames that ask for them. */
+#include "kernels/gcv-kernels-common.cuh"
 
 using namespace gcv;
 

@@ -1,13 +1,13 @@
 /* Device helpers shared by the kernel families: pixel loads, float,
  * float3 and float4 arithmetic, the output epilogue (with the frame's
- * statistics, stats.cuh), gradient magnitudes and the ways taps reach a
+ * statistics, gcv-kernels-stats.cuh), gradient magnitudes and the ways taps reach a
  * kernel. */
-#ifndef GCV_CUDA_COMMON_CUH
-#define GCV_CUDA_COMMON_CUH
+#ifndef GCV_KERNELS_COMMON_CUH
+#define GCV_KERNELS_COMMON_CUH
 
-#include "gcv-cuda.h"
-#include "gcv-cuda-context.h"
-#include "stats.cuh"
+#include "gcv-kernels.h"
+#include "gpu/gcv-cuda-context.h"
+#include "gcv-kernels-stats.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -584,4 +584,4 @@ div_up (unsigned a, unsigned b)
     }                                                                        \
   } ())
 
-#endif /* GCV_CUDA_COMMON_CUH */
+#endif /* GCV_KERNELS_COMMON_CUH */
