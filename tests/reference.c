@@ -132,6 +132,15 @@ ref_kernel_copy (const RefKernel * k)
   return c;
 }
 
+RefKernel *
+ref_kernel_from_floats (const gfloat * taps, guint kw, guint kh)
+{
+  RefKernel *k = ref_kernel_new (kw, kh);
+  for (gsize i = 0; i < (gsize) kw * kh; i++)
+    k->k[i] = taps[i];
+  return k;
+}
+
 void
 ref_kernel_free (RefKernel * k)
 {
@@ -374,55 +383,181 @@ ref_params_describe (const RefParams * p)
   return g_string_free (s, FALSE);
 }
 
+/* Input sample c at (x, y) of a frame of any kind. */
+typedef gdouble (*SampleFunc) (gconstpointer frame, guint x, guint y,
+    guint c);
+
+/* Where the taps of output column x read from, fx[0..kw), or of output row
+ * y, with the size and anchor of one axis (-1 for the constant border):
+ * correlation reads K over in(x + i - ax); convolution is the textbook sum
+ * of K[j][i] * in(x - (i - ax)). */
+static void
+fold_taps (gint *f, gint x, gint n, gint k, gint anchor, const RefParams * p)
+{
+  for (gint i = 0; i < k; i++)
+    f[i] = ref_border_fold (p->convolution ? x - i + anchor :
+        x + i - anchor, n, p->border);
+}
+
+static gint
+anchor_of (gint anchor, gint k)
+{
+  return anchor < 0 ? (k - 1) / 2 : anchor;
+}
+
+/* The formula of docs/filters.md at output sample c of the output pixel
+ * whose taps read columns fx and rows fy (fold_taps()), `scale` being
+ * ref_effective_scale(). A magnitude sums gx and gy over the same samples.
+ * Inlined into each caller, so that the sample reads are too: ref_filter()
+ * runs as fast as a loop over the image itself. */
+G_ALWAYS_INLINE static inline gdouble
+filter_at (SampleFunc get, gconstpointer frame, const RefParams * p,
+    gdouble scale, const gint * fx, const gint * fy, guint c)
+{
+  const RefKernel *k = params_kernel (p);
+  const gint kw = k->kw, kh = k->kh;
+  gdouble sum = 0.0, sum_y = 0.0;
+
+  for (gint j = 0; j < kh; j++)
+    for (gint i = 0; i < kw; i++) {
+      gdouble v = fx[i] < 0 || fy[j] < 0 ? p->border_value :
+          get (frame, fx[i], fy[j], c);
+      sum += k->k[j * kw + i] * v;
+      if (p->kernel_y)
+        sum_y += p->kernel_y->k[j * kw + i] * v;
+    }
+  if (p->kernel_y)
+    sum = sqrt (sum * sum + sum_y * sum_y);
+  return p->bias + scale * sum;
+}
+
+/* One sample of a w x h frame. */
+static gdouble
+filter_one (SampleFunc get, gconstpointer frame, gint w, gint h,
+    const RefParams * p, gint x, gint y, guint c)
+{
+  const RefKernel *k = params_kernel (p);
+  gint *fx = g_new (gint, k->kw), *fy = g_new (gint, k->kh);
+  gdouble v;
+
+  fold_taps (fx, x, w, k->kw, anchor_of (p->anchor_x, k->kw), p);
+  fold_taps (fy, y, h, k->kh, anchor_of (p->anchor_y, k->kh), p);
+  v = filter_at (get, frame, p, ref_effective_scale (p), fx, fy, c);
+  g_free (fx);
+  g_free (fy);
+  return v;
+}
+
+static gdouble
+image_sample (gconstpointer frame, guint x, guint y, guint c)
+{
+  return ref_pixel (frame, x, y)[c];
+}
+
+gdouble
+ref_filter_at (const RefImage * in, const RefParams * p, guint x, guint y,
+    guint c)
+{
+  return filter_one (image_sample, in, in->width, in->height, p, x, y, c);
+}
+
 RefImage *
 ref_filter (const RefImage * in, const RefParams * p)
 {
   const RefKernel *k = params_kernel (p);
-  const gint w = in->width, h = in->height;
-  const gint kw = k->kw, kh = k->kh;
-  const gint ax = p->anchor_x < 0 ? (kw - 1) / 2 : p->anchor_x;
-  const gint ay = p->anchor_y < 0 ? (kh - 1) / 2 : p->anchor_y;
-  const gdouble scale = ref_effective_scale (p);
+  const gint w = in->width, h = in->height, kw = k->kw, kh = k->kh;
   const guint filtered = in->channels == 4 && !p->filter_alpha ? 3 :
       in->channels;
+  const gdouble scale = ref_effective_scale (p);
   RefImage *out = ref_image_copy (in);
-  /* where tap i of output column x reads from (fx), and tap j of output
-   * row y (fy): the same for every row and column, so looked up once */
+  /* the same taps for every row and every column: looked up once */
   gint *fx = g_new (gint, (gsize) w * kw), *fy = g_new (gint, (gsize) h * kh);
 
-  /* correlation reads K over in(x + i - ax); convolution is the textbook
-   * sum of K[j][i] * in(x - (i - ax)) */
   for (gint x = 0; x < w; x++)
-    for (gint i = 0; i < kw; i++)
-      fx[x * kw + i] = ref_border_fold (p->convolution ? x - i + ax :
-          x + i - ax, w, p->border);
+    fold_taps (fx + (gsize) x * kw, x, w, kw, anchor_of (p->anchor_x, kw), p);
   for (gint y = 0; y < h; y++)
-    for (gint j = 0; j < kh; j++)
-      fy[y * kh + j] = ref_border_fold (p->convolution ? y - j + ay :
-          y + j - ay, h, p->border);
-
+    fold_taps (fy + (gsize) y * kh, y, h, kh, anchor_of (p->anchor_y, kh), p);
   for (gint y = 0; y < h; y++)
     for (gint x = 0; x < w; x++)
-      for (guint c = 0; c < filtered; c++) {
-        gdouble sum = 0.0, sum_y = 0.0;
-        for (gint j = 0; j < kh; j++) {
-          const gint sy = fy[y * kh + j];
-          for (gint i = 0; i < kw; i++) {
-            const gint sx = fx[x * kw + i];
-            gdouble v = sx < 0 || sy < 0 ? p->border_value :
-                ref_pixel (in, sx, sy)[c];
-            sum += k->k[j * kw + i] * v;
-            if (p->kernel_y)
-              sum_y += p->kernel_y->k[j * kw + i] * v;
-          }
-        }
-        if (p->kernel_y)
-          sum = sqrt (sum * sum + sum_y * sum_y);
-        ref_pixel (out, x, y)[c] = p->bias + scale * sum;
-      }
+      for (guint c = 0; c < filtered; c++)
+        ref_pixel (out, x, y)[c] = filter_at (image_sample, in, p, scale,
+            fx + (gsize) x * kw, fy + (gsize) y * kh, c);
   g_free (fx);
   g_free (fy);
   return out;
+}
+
+gdouble
+ref_view_get (const RefView * v, guint x, guint y, guint c)
+{
+  const guint8 *px = v->data + (gsize) y * v->stride +
+      (gsize) x * v->pixel_bytes;
+  gfloat f;
+
+  if (!v->is_float)
+    return px[c];
+  memcpy (&f, px, sizeof (f));
+  return f;
+}
+
+static gdouble
+view_sample (gconstpointer frame, guint x, guint y, guint c)
+{
+  return ref_view_get (frame, x, y, c);
+}
+
+gdouble
+ref_filter_view_at (const RefView * in, const RefParams * p, guint x,
+    guint y, guint c)
+{
+  return filter_one (view_sample, in, in->width, in->height, p, x, y, c);
+}
+
+/* --- 4:2:0 frames ------------------------------------------------------- */
+
+guint
+ref_chroma_size (guint n)
+{
+  return (n + 1) / 2;
+}
+
+void
+ref_planes_new (RefImage * planes[3], guint width, guint height)
+{
+  planes[0] = ref_image_new (width, height, 1);
+  for (guint c = 1; c < 3; c++)
+    planes[c] = ref_image_new (ref_chroma_size (width),
+        ref_chroma_size (height), 1);
+}
+
+void
+ref_planes_free (RefImage * planes[3])
+{
+  for (guint c = 0; c < 3; c++) {
+    ref_image_free (planes[c]);
+    planes[c] = NULL;
+  }
+}
+
+void
+ref_planes_crop (RefImage * out[3], RefImage * const in[3], guint x0,
+    guint y0, guint width, guint height)
+{
+  ref_planes_new (out, width, height);
+  for (guint c = 0; c < 3; c++) {
+    guint dx = c ? x0 / 2 : x0, dy = c ? y0 / 2 : y0;
+    for (guint y = 0; y < out[c]->height; y++)
+      for (guint x = 0; x < out[c]->width; x++)
+        *ref_pixel (out[c], x, y) = *ref_pixel (in[c], dx + x, dy + y);
+  }
+}
+
+void
+ref_planes_filter (RefImage * out[3], RefImage * const in[3],
+    const RefParams * p, gboolean all)
+{
+  for (guint c = 0; c < 3; c++)
+    out[c] = c == 0 || all ? ref_filter (in[c], p) : ref_image_copy (in[c]);
 }
 
 /* sum|K|, of both kernels of a magnitude (its error is at most the sum of
@@ -435,14 +570,27 @@ taps_sum_abs (const RefParams * p)
 }
 
 gdouble
-ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
+ref_float_bound (const RefParams * p, gdouble max_abs_in, gdouble unit)
 {
-  gdouble m = ref_image_max_abs (in);
+  gdouble m = max_abs_in;
 
   if (p->border == REF_BORDER_CONSTANT)
     m = MAX (m, fabs (p->border_value));
   return 1e-5 * fabs (ref_effective_scale (p)) * taps_sum_abs (p) * m * unit
       + 1e-6;
+}
+
+gdouble
+ref_float_tolerance (const RefParams * p, const RefImage * in, gdouble unit)
+{
+  return ref_float_bound (p, ref_image_max_abs (in), unit);
+}
+
+gdouble
+ref_u8_bound (const RefParams * p, gdouble m)
+{
+  return MAX (1.0, 1e-5 * fabs (ref_effective_scale (p)) *
+      taps_sum_abs (p) * m);
 }
 
 gdouble
@@ -453,8 +601,7 @@ ref_u8_tolerance (const RefParams * p, const RefImage * in,
 
   if (p->border == REF_BORDER_CONSTANT)
     m = MAX (m, fabs (p->border_value) * (in_is_float ? 255.0 : 1.0));
-  return MAX (1.0, 1e-5 * fabs (ref_effective_scale (p)) *
-      taps_sum_abs (p) * m);
+  return ref_u8_bound (p, m);
 }
 
 void
@@ -506,13 +653,17 @@ ref_to_u8 (gdouble v)
 GRand *
 ref_rand_new (const gchar * what)
 {
+  return ref_rand_new_seeded (what,
+      (guint32) (g_get_real_time () ^ ((gint64) getpid () << 16)));
+}
+
+GRand *
+ref_rand_new_seeded (const gchar * what, guint32 seed)
+{
   const gchar *env = g_getenv ("GPUCONVOLVE_TEST_SEED");
-  guint32 seed;
 
   if (env && *env)
     seed = (guint32) strtoul (env, NULL, 0);
-  else
-    seed = (guint32) (g_get_real_time () ^ ((gint64) getpid () << 16));
   g_print ("%s: seed %u (GPUCONVOLVE_TEST_SEED=%u repeats it)\n", what, seed,
       seed);
   return g_rand_new_with_seed (seed);

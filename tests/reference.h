@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Plain reference implementation of what gpuconvolve computes, written from
- * docs/filters.md in double precision with naive loops, for the tests. It
+ * docs/filters.md and docs/formats.md in double precision with naive loops:
+ * the one reference of the tests and the benchmarks. It
  * shares no code with the engine: borders, built-in kernels, rounding and
  * formats are all re-derived here. */
 #ifndef GCVT_REFERENCE_H
@@ -69,6 +70,8 @@ typedef struct {
 
 RefKernel *ref_kernel_new (guint kw, guint kh);
 RefKernel *ref_kernel_copy (const RefKernel * k);
+/* kh * kw single-precision taps, row-major (as an engine holds them) */
+RefKernel *ref_kernel_from_floats (const gfloat * taps, guint kw, guint kh);
 void ref_kernel_free (RefKernel * k);
 /* K[j][i] = column[j] * row[i] */
 RefKernel *ref_kernel_outer (const gdouble * column, guint kh,
@@ -104,12 +107,52 @@ gchar *ref_params_describe (const RefParams * p);
 /* The filtered image in input units, before rounding or conversion. With
  * four channels and filter_alpha off, channel 3 is copied from `in`. */
 RefImage *ref_filter (const RefImage * in, const RefParams * p);
+/* One sample of ref_filter(): channel c at (x, y), in input units. */
+gdouble ref_filter_at (const RefImage * in, const RefParams * p, guint x,
+    guint y, guint c);
+
+/* A frame in memory, read in place (for frames too large to hold as a
+ * RefImage): `pixel_bytes` per pixel, bytes (channel c at byte c) or one
+ * float per pixel, rows `stride` bytes apart. */
+typedef struct {
+  const guint8 *data;
+  gsize stride;
+  guint width, height;
+  guint pixel_bytes;
+  gboolean is_float;
+} RefView;
+
+gdouble ref_view_get (const RefView * v, guint x, guint y, guint c);
+/* ref_filter_at() of the frame `in` points at. */
+gdouble ref_filter_view_at (const RefView * in, const RefParams * p, guint x,
+    guint y, guint c);
+
+/* --- 4:2:0 frames: NV12 and I420 (docs/formats.md, "NV12 and I420") ---- */
+
+/* Chroma samples across n luma samples: ceil(n / 2). */
+guint ref_chroma_size (guint n);
+/* Y (width x height), U and V (ref_chroma_size() of each), one channel
+ * each, zero. */
+void ref_planes_new (RefImage * planes[3], guint width, guint height);
+void ref_planes_free (RefImage * planes[3]);
+/* The region (x, y, width, height): Y from (x, y); U and V from the chroma
+ * sample that covers that pixel, (x / 2, y / 2). */
+void ref_planes_crop (RefImage * out[3], RefImage * const in[3], guint x,
+    guint y, guint width, guint height);
+/* planes=luma (`all` FALSE): Y filtered, U and V copied; planes=all: each
+ * plane filtered at its own size with the same parameters. In input units,
+ * before rounding. */
+void ref_planes_filter (RefImage * out[3], RefImage * const in[3],
+    const RefParams * p, gboolean all);
 
 /* Allowed error of float results (docs/filters.md):
  * 1e-5 * sum|scale K| * max|in| + 1e-6, max|in| counting the border value;
  * `unit` scales the first term into output units (1/255 for GRAY8 in,
  * GRAY32F out). */
 gdouble ref_float_tolerance (const RefParams * p, const RefImage * in,
+    gdouble unit);
+/* The same bound for an input whose largest |sample| is `max_abs_in`. */
+gdouble ref_float_bound (const RefParams * p, gdouble max_abs_in,
     gdouble unit);
 
 /* Allowed error of 8-bit results, in output units (docs/filters.md):
@@ -119,6 +162,9 @@ gdouble ref_float_tolerance (const RefParams * p, const RefImage * in,
  * sum|scale K| * max|in| * 255). */
 gdouble ref_u8_tolerance (const RefParams * p, const RefImage * in,
     gboolean in_is_float);
+/* The 8-bit bound, max(1, 1e-5 * sum|scale K| * m), for m in output units
+ * (255 for 8-bit input; the border value counts when larger). */
+gdouble ref_u8_bound (const RefParams * p, gdouble m);
 
 /* Per-frame statistics of one channel (docs/statistics.md). */
 typedef struct {
@@ -143,6 +189,9 @@ guint8 ref_to_u8 (gdouble v);
 /* A random generator seeded from GPUCONVOLVE_TEST_SEED or the clock; the
  * seed is printed with `what`, so a failure can be repeated. */
 GRand *ref_rand_new (const gchar * what);
+/* The same with a fixed seed, so that a run repeats, unless
+ * GPUCONVOLVE_TEST_SEED asks for another. */
+GRand *ref_rand_new_seeded (const gchar * what, guint32 seed);
 
 G_END_DECLS
 

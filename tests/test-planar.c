@@ -4,174 +4,12 @@
  * (planes=all), the conversions to GRAY8 and GRAY32F, every border, kernels
  * larger than a plane, GstVideoMeta layouts, crops (at odd positions too, and
  * videocrop's own), frames in flight and a change of `planes` mid-stream.
- * Checked against a plain double-precision reference of planar frames written
- * here. */
+ * Checked against the double-precision reference of tests/reference.c. */
 #include "common.h"
 
 #include <gst/video/video.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* --- the reference ------------------------------------------------------ */
-
-typedef struct
-{
-  guint w, h;
-  gdouble *v;                   /* v[y * w + x] */
-} Plane;
-
-static Plane *
-plane_new (guint w, guint h)
-{
-  Plane *p = g_new0 (Plane, 1);
-  p->w = w;
-  p->h = h;
-  p->v = g_new0 (gdouble, (gsize) w * h);
-  return p;
-}
-
-static void
-plane_free (Plane * p)
-{
-  if (!p)
-    return;
-  g_free (p->v);
-  g_free (p);
-}
-
-static gdouble *
-at (const Plane * p, guint x, guint y)
-{
-  return p->v + (gsize) y * p->w + x;
-}
-
-/* Where index i of a line of n samples reads from (-1: the constant border
- * value). The periodic borders are taken modulo their period, so kernels
- * larger than the plane fold as often as they need. */
-static gint
-fold (gint i, gint n, RefBorder border)
-{
-  gint period, m;
-
-  switch (border) {
-    case REF_BORDER_CONSTANT:
-      return i >= 0 && i < n ? i : -1;
-    case REF_BORDER_REPLICATE:
-      return CLAMP (i, 0, n - 1);
-    case REF_BORDER_REFLECT:   /* c b a | a b c d | d c b */
-      period = 2 * n;
-      m = (i % period + period) % period;
-      return m < n ? m : period - 1 - m;
-    case REF_BORDER_REFLECT101:        /* d c b | a b c d | c b a */
-      if (n == 1)
-        return 0;
-      period = 2 * n - 2;
-      m = (i % period + period) % period;
-      return m < n ? m : period - m;
-    case REF_BORDER_WRAP:
-      return (i % n + n) % n;
-    default:
-      g_assert_not_reached ();
-  }
-  return -1;
-}
-
-static gdouble
-kernel_sum (const RefKernel * k, gboolean absolute)
-{
-  gdouble s = 0.0;
-  for (guint i = 0; i < k->kw * k->kh; i++)
-    s += absolute ? fabs (k->k[i]) : k->k[i];
-  return s;
-}
-
-static gdouble
-effective_scale (const RefParams * p)
-{
-  if (p->kernel && p->normalize) {
-    gdouble sum = kernel_sum (p->kernel, FALSE);
-    if (fabs (sum) > 1e-9 * kernel_sum (p->kernel, TRUE))
-      return p->scale / sum;
-  }
-  return p->scale;
-}
-
-/* out(x, y) = bias + scale * sum K[j][i] in(x + i - ax, y + j - ay), in
- * input units, unrounded. Convolution correlates with K flipped in both
- * axes and the anchor mirrored, as docs/filters.md defines it. */
-static Plane *
-filter_plane (const Plane * in, const RefParams * p)
-{
-  static const gdouble one = 1.0;
-  const guint kw = p->kernel ? p->kernel->kw : 1;
-  const guint kh = p->kernel ? p->kernel->kh : 1;
-  const gdouble *taps = p->kernel ? p->kernel->k : &one;
-  gint ax = p->anchor_x < 0 ? (gint) (kw - 1) / 2 : p->anchor_x;
-  gint ay = p->anchor_y < 0 ? (gint) (kh - 1) / 2 : p->anchor_y;
-  gdouble *k = g_new (gdouble, kw * kh);
-  const gdouble scale = effective_scale (p);
-  Plane *out = plane_new (in->w, in->h);
-
-  for (guint j = 0; j < kh; j++)
-    for (guint i = 0; i < kw; i++)
-      k[j * kw + i] = p->convolution ?
-          taps[(kh - 1 - j) * kw + (kw - 1 - i)] : taps[j * kw + i];
-  if (p->convolution) {
-    ax = kw - 1 - ax;
-    ay = kh - 1 - ay;
-  }
-  for (guint y = 0; y < in->h; y++)
-    for (guint x = 0; x < in->w; x++) {
-      gdouble sum = 0.0;
-      for (guint j = 0; j < kh; j++)
-        for (guint i = 0; i < kw; i++) {
-          gint sx = fold ((gint) x + (gint) i - ax, in->w, p->border);
-          gint sy = fold ((gint) y + (gint) j - ay, in->h, p->border);
-          gdouble v = sx < 0 || sy < 0 ? p->border_value : *at (in, sx, sy);
-          sum += k[j * kw + i] * v;
-        }
-      *at (out, x, y) = p->bias + scale * sum;
-    }
-  g_free (k);
-  return out;
-}
-
-/* 8-bit results: rounded to nearest, ties to even (rint in the default
- * rounding mode), and saturated */
-static gdouble
-to_u8 (gdouble v)
-{
-  return v <= 0.0 ? 0.0 : (v >= 255.0 ? 255.0 : rint (v));
-}
-
-/* docs/filters.md, The formula: max(1, 1e-5 sum|K| |scale| 255) for 8-bit
- * results */
-static gdouble
-u8_tolerance (const RefParams * p)
-{
-  gdouble sum_abs = p->kernel ? kernel_sum (p->kernel, TRUE) : 1.0;
-  gdouble m = 255.0;
-
-  if (p->border == REF_BORDER_CONSTANT)
-    m = MAX (m, fabs (p->border_value));
-  return MAX (1.0, 1e-5 * sum_abs * fabs (effective_scale (p)) * m);
-}
-
-/* docs/filters.md, The formula: 1e-5 sum|K| |scale| max|in| + 1e-6 for float
- * results, here in GRAY32F units (1/255 of the input's) */
-static gdouble
-float_tolerance (const RefParams * p, const Plane * in)
-{
-  gdouble sum_abs = p->kernel ? kernel_sum (p->kernel, TRUE) : 1.0;
-  gdouble m = 0.0;
-
-  for (gsize i = 0; i < (gsize) in->w * in->h; i++)
-    m = MAX (m, fabs (in->v[i]));
-  if (p->border == REF_BORDER_CONSTANT)
-    m = MAX (m, fabs (p->border_value));
-  return 1e-5 * sum_abs * fabs (effective_scale (p)) * m / 255.0 + 1e-6;
-}
 
 /* --- planar frames and buffers ------------------------------------------ */
 
@@ -179,16 +17,10 @@ typedef struct
 {
   GstVideoFormat format;        /* NV12 or I420 */
   guint w, h;
-  Plane *p[3];                  /* Y, U, V */
+  RefImage *p[3];               /* Y, U, V (ref_planes_new()) */
 } Frame;
 
 static const gchar *const plane_names[3] = { "Y", "U", "V" };
-
-static guint
-chroma (guint n)
-{
-  return (n + 1) / 2;
-}
 
 static Frame *
 frame_new (GstVideoFormat format, guint w, guint h)
@@ -197,9 +29,7 @@ frame_new (GstVideoFormat format, guint w, guint h)
   f->format = format;
   f->w = w;
   f->h = h;
-  f->p[0] = plane_new (w, h);
-  f->p[1] = plane_new (chroma (w), chroma (h));
-  f->p[2] = plane_new (chroma (w), chroma (h));
+  ref_planes_new (f->p, w, h);
   return f;
 }
 
@@ -208,8 +38,7 @@ frame_free (Frame * f)
 {
   if (!f)
     return;
-  for (guint c = 0; c < 3; c++)
-    plane_free (f->p[c]);
+  ref_planes_free (f->p);
   g_free (f);
 }
 
@@ -218,7 +47,7 @@ random_frame (GRand * r, GstVideoFormat format, guint w, guint h)
 {
   Frame *f = frame_new (format, w, h);
   for (guint c = 0; c < 3; c++)
-    for (gsize i = 0; i < (gsize) f->p[c]->w * f->p[c]->h; i++)
+    for (gsize i = 0; i < (gsize) f->p[c]->width * f->p[c]->height; i++)
       f->p[c]->v[i] = g_rand_int_range (r, 0, 256);
   return f;
 }
@@ -227,13 +56,12 @@ random_frame (GRand * r, GstVideoFormat format, guint w, guint h)
 static Frame *
 sub_frame (const Frame * full, guint x0, guint y0, guint w, guint h)
 {
-  Frame *f = frame_new (full->format, w, h);
-  for (guint c = 0; c < 3; c++) {
-    guint dx = c ? x0 / 2 : x0, dy = c ? y0 / 2 : y0;
-    for (guint y = 0; y < f->p[c]->h; y++)
-      for (guint x = 0; x < f->p[c]->w; x++)
-        *at (f->p[c], x, y) = *at (full->p[c], dx + x, dy + y);
-  }
+  Frame *f = g_new0 (Frame, 1);
+
+  f->format = full->format;
+  f->w = w;
+  f->h = h;
+  ref_planes_crop (f->p, full->p, x0, y0, w, h);
   return f;
 }
 
@@ -256,14 +84,14 @@ row_bytes (const Frame * f, guint c)
 {
   if (c == 0)
     return f->w;
-  return f->format == GST_VIDEO_FORMAT_NV12 ? 2 * chroma (f->w) :
-      chroma (f->w);
+  return f->format == GST_VIDEO_FORMAT_NV12 ? 2 * ref_chroma_size (f->w) :
+      ref_chroma_size (f->w);
 }
 
 static guint
 memory_rows (const Frame * f, guint c)
 {
-  return c == 0 ? f->h : chroma (f->h);
+  return c == 0 ? f->h : ref_chroma_size (f->h);
 }
 
 typedef struct
@@ -327,11 +155,11 @@ frame_buffer (const Frame * f, const Layout * l, gboolean meta)
   for (guint y = 0; y < f->h; y++)
     for (guint x = 0; x < f->w; x++)
       map.data[l->offset[0] + (gsize) y * l->stride[0] + x] =
-          (guint8) at (f->p[0], x, y)[0];
-  for (guint y = 0; y < chroma (f->h); y++)
-    for (guint x = 0; x < chroma (f->w); x++) {
-      guint8 u = (guint8) at (f->p[1], x, y)[0];
-      guint8 v = (guint8) at (f->p[2], x, y)[0];
+          (guint8) ref_pixel (f->p[0], x, y)[0];
+  for (guint y = 0; y < ref_chroma_size (f->h); y++)
+    for (guint x = 0; x < ref_chroma_size (f->w); x++) {
+      guint8 u = (guint8) ref_pixel (f->p[1], x, y)[0];
+      guint8 v = (guint8) ref_pixel (f->p[2], x, y)[0];
       if (f->format == GST_VIDEO_FORMAT_NV12) {
         guint8 *row = map.data + l->offset[1] + (gsize) y * l->stride[1];
         row[2 * x] = u;
@@ -438,21 +266,21 @@ read_output (GstBuffer * out, GstVideoFormat in, Out kind, guint w, guint h)
       if (kind == OUT_GRAY32F) {
         gfloat v;
         memcpy (&v, s + 4 * x, 4);
-        *at (f->p[0], x, y) = v;
+        *ref_pixel (f->p[0], x, y) = v;
       } else {
-        *at (f->p[0], x, y) = s[x];
+        *ref_pixel (f->p[0], x, y) = s[x];
       }
     }
   if (kind == OUT_SAME)
-    for (guint y = 0; y < chroma (h); y++)
-      for (guint x = 0; x < chroma (w); x++) {
+    for (guint y = 0; y < ref_chroma_size (h); y++)
+      for (guint x = 0; x < ref_chroma_size (w); x++) {
         const guint8 *s1 = map.data + l.offset[1] + (gsize) y * l.stride[1];
         if (in == GST_VIDEO_FORMAT_NV12) {
-          *at (f->p[1], x, y) = s1[2 * x];
-          *at (f->p[2], x, y) = s1[2 * x + 1];
+          *ref_pixel (f->p[1], x, y) = s1[2 * x];
+          *ref_pixel (f->p[2], x, y) = s1[2 * x + 1];
         } else {
-          *at (f->p[1], x, y) = s1[x];
-          *at (f->p[2], x, y) = map.data[l.offset[2] + (gsize) y * l.stride[2]
+          *ref_pixel (f->p[1], x, y) = s1[x];
+          *ref_pixel (f->p[2], x, y) = map.data[l.offset[2] + (gsize) y * l.stride[2]
               + x];
         }
       }
@@ -463,37 +291,26 @@ read_output (GstBuffer * out, GstVideoFormat in, Out kind, guint w, guint h)
 static gchar *
 describe (const RefParams * p, gboolean all)
 {
-  GString *s = g_string_new (NULL);
-  const RefKernel *k = p->kernel;
+  gchar *params = ref_params_describe (p);
+  gchar *s = g_strdup_printf ("%s planes=%s", params, all ? "all" : "luma");
 
-  if (k) {
-    g_string_append_printf (s, "kernel %ux%u [", k->kw, k->kh);
-    for (guint i = 0; i < k->kw * k->kh && i < 9; i++)
-      g_string_append_printf (s, "%s%.4g", i ? " " : "", k->k[i]);
-    g_string_append (s, k->kw * k->kh > 9 ? " ...]" : "]");
-  } else {
-    g_string_append (s, "identity");
-  }
-  g_string_append_printf (s, " anchor (%d,%d) %s scale=%.6g bias=%.6g "
-      "border=%s border-value=%.6g planes=%s", p->anchor_x, p->anchor_y,
-      p->convolution ? "convolution" : "correlation", p->scale, p->bias,
-      ref_border_nick (p->border), p->border_value, all ? "all" : "luma");
-  return g_string_free (s, FALSE);
+  g_free (params);
+  return s;
 }
 
 /* got against expect, sample by sample within tol */
 static void
-compare_plane (const Plane * got, const Plane * expect, gdouble tol,
+compare_plane (const RefImage * got, const RefImage * expect, gdouble tol,
     const gchar * plane, const gchar * what, const RefParams * p,
     gboolean all)
 {
   guint bad = 0;
   gchar *first = NULL;
 
-  g_assert (got->w == expect->w && got->h == expect->h);
-  for (guint y = 0; y < got->h; y++)
-    for (guint x = 0; x < got->w; x++) {
-      gdouble g = *at (got, x, y), e = *at (expect, x, y);
+  g_assert (got->width == expect->width && got->height == expect->height);
+  for (guint y = 0; y < got->height; y++)
+    for (guint x = 0; x < got->width; x++) {
+      gdouble g = *ref_pixel (got, x, y), e = *ref_pixel (expect, x, y);
       if (!(fabs (g - e) <= tol)) {
         if (!first)
           first = g_strdup_printf ("(%u,%u): got %.9g, expected %.9g "
@@ -504,26 +321,17 @@ compare_plane (const Plane * got, const Plane * expect, gdouble tol,
   if (bad) {
     gchar *desc = describe (p, all);
     ck_abort_msg ("%s: plane %s (%ux%u): %u of %u samples wrong, first at "
-        "%s; %s", what, plane, got->w, got->h, bad, got->w * got->h, first,
-        desc);
+        "%s; %s", what, plane, got->width, got->height, bad,
+        got->width * got->height, first, desc);
     g_free (desc);
   }
   g_free (first);
 }
 
-/* The 8-bit result of filtering `in`: rounded and saturated */
-static Plane *
-filtered_u8 (const Plane * in, const RefParams * p)
-{
-  Plane *f = filter_plane (in, p);
-  for (gsize i = 0; i < (gsize) f->w * f->h; i++)
-    f->v[i] = to_u8 (f->v[i]);
-  return f;
-}
-
-/* Checks `out`, the element's output for `in`: Y filtered; U and V
- * filtered with planes=all, copied exactly with planes=luma; to GRAY8 the
- * filtered Y, to GRAY32F the unrounded filtered Y / 255. */
+/* Checks `out`, the element's output for `in`, against the reference
+ * (ref_planes_filter()): Y filtered; U and V filtered with planes=all,
+ * copied exactly with planes=luma; to GRAY8 the filtered Y, to GRAY32F the
+ * unrounded filtered Y / 255. */
 static void
 check_output (GstBuffer * out, Out kind, const Frame * in,
     const RefParams * p, gboolean all, const gchar * what)
@@ -531,45 +339,34 @@ check_output (GstBuffer * out, Out kind, const Frame * in,
   Frame *got = read_output (out, in->format, kind, in->w, in->h);
   gchar *full = g_strdup_printf ("%s: %ux%u %s -> %s", what, in->w, in->h,
       format_name (in->format), out_name (kind, in->format));
+  RefImage *expect[3];
 
+  ref_planes_filter (expect, in->p, p, all);
   if (kind == OUT_GRAY32F) {
-    Plane *f = filter_plane (in->p[0], p);
-    for (gsize i = 0; i < (gsize) f->w * f->h; i++)
-      f->v[i] /= 255.0;
-    compare_plane (got->p[0], f, float_tolerance (p, in->p[0]), "Y", full, p,
-        all);
-    plane_free (f);
+    RefImage *y = expect[0];
+    for (gsize i = 0; i < (gsize) y->width * y->height; i++)
+      y->v[i] /= 255.0;
+    compare_plane (got->p[0], y, ref_float_tolerance (p, in->p[0],
+            1.0 / 255.0), "Y", full, p, all);
   } else {
     for (guint c = 0; c < (kind == OUT_SAME ? 3 : 1); c++) {
+      RefImage *e = expect[c];
       if (c == 0 || all) {
-        Plane *f = filtered_u8 (in->p[c], p);
-        compare_plane (got->p[c], f, u8_tolerance (p), plane_names[c], full,
-            p, all);
-        plane_free (f);
+        for (gsize i = 0; i < (gsize) e->width * e->height; i++)
+          e->v[i] = ref_to_u8 (e->v[i]);
+        compare_plane (got->p[c], e, ref_u8_tolerance (p, in->p[c], FALSE),
+            plane_names[c], full, p, all);
       } else {
-        compare_plane (got->p[c], in->p[c], 0.0, plane_names[c], full, p,
-            all);
+        compare_plane (got->p[c], e, 0.0, plane_names[c], full, p, all);
       }
     }
   }
+  ref_planes_free (expect);
   g_free (full);
   frame_free (got);
 }
 
 /* --- the element -------------------------------------------------------- */
-
-/* Fixed seeds, so that a run repeats; GPUCONVOLVE_TEST_SEED tries others. */
-static GRand *
-rand_new (const gchar * what, guint32 seed)
-{
-  const gchar *env = g_getenv ("GPUCONVOLVE_TEST_SEED");
-
-  if (env && *env)
-    seed = (guint32) strtoul (env, NULL, 0);
-  g_print ("%s: seed %u (GPUCONVOLVE_TEST_SEED=%u repeats it)\n", what, seed,
-      seed);
-  return g_rand_new_with_seed (seed);
-}
 
 /* Random settings for 8-bit frames. variant 0: an odd square kernel and
  * the default anchor; 1: an even, non-square kernel with an off-centre
@@ -719,7 +516,7 @@ GST_START_TEST (test_to_itself)
   const gboolean all = __i__ % 2;
   gchar *name = g_strdup_printf ("to_itself %s planes=%s",
       format_name (format), all ? "all" : "luma");
-  GRand *r = rand_new (name, 1000 + __i__);
+  GRand *r = ref_rand_new_seeded (name, 1000 + __i__);
 
   for (RefBorder b = 0; b < REF_N_BORDERS; b++)
     for (guint s = 0; s < G_N_ELEMENTS (small_sizes); s++)
@@ -739,7 +536,7 @@ GST_START_TEST (test_to_gray)
   const Out kind = __i__ % 2 ? OUT_GRAY32F : OUT_GRAY8;
   gchar *name = g_strdup_printf ("to_gray %s -> %s", format_name (format),
       out_name (kind, format));
-  GRand *r = rand_new (name, 2000 + __i__);
+  GRand *r = ref_rand_new_seeded (name, 2000 + __i__);
 
   for (RefBorder b = 0; b < REF_N_BORDERS; b++)
     for (guint s = 0; s < G_N_ELEMENTS (small_sizes); s++)
@@ -760,7 +557,7 @@ GST_START_TEST (test_large_frames)
   static const guint kernels[][2] = { {3, 3}, {7, 5}, {13, 13}, {1, 9} };
   const GstVideoFormat format = formats[__i__];
   gchar *name = g_strdup_printf ("large_frames %s", format_name (format));
-  GRand *r = rand_new (name, 3000 + __i__);
+  GRand *r = ref_rand_new_seeded (name, 3000 + __i__);
   const gboolean quick = g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
 
   for (RefBorder b = 0; b < REF_N_BORDERS; b++) {
@@ -780,8 +577,8 @@ GST_START_TEST (test_large_frames)
     p.border = b;
     p.border_value = g_rand_double_range (r, 0.0, 255.0);
     /* results in 0..255 */
-    p.scale = 1.0 / kernel_sum (k, TRUE);
-    p.bias = 127.5 * (1.0 - kernel_sum (k, FALSE) * p.scale);
+    p.scale = 1.0 / ref_kernel_sum_abs (k);
+    p.bias = 127.5 * (1.0 - ref_kernel_sum (k) * p.scale);
     p.anchor_x = g_rand_int_range (r, 0, k->kw);
     p.anchor_y = g_rand_int_range (r, 0, k->kh);
     p.convolution = g_rand_boolean (r);
@@ -810,7 +607,7 @@ GST_START_TEST (test_kernels_larger_than_planes)
   const RefBorder border = (RefBorder) __i__;
   gchar *name = g_strdup_printf ("kernels_larger_than_planes %s",
       ref_border_nick (border));
-  GRand *r = rand_new (name, 4000 + __i__);
+  GRand *r = ref_rand_new_seeded (name, 4000 + __i__);
 
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
@@ -826,8 +623,8 @@ GST_START_TEST (test_kernels_larger_than_planes)
       p.anchor_x = g_rand_int_range (r, 0, kw);
       p.anchor_y = g_rand_int_range (r, 0, kh);
       p.convolution = g_rand_boolean (r);
-      p.scale = 1.0 / kernel_sum (k, TRUE);
-      p.bias = 127.5 * (1.0 - kernel_sum (k, FALSE) * p.scale);
+      p.scale = 1.0 / ref_kernel_sum_abs (k);
+      p.bias = 127.5 * (1.0 - ref_kernel_sum (k) * p.scale);
       run_frame (in, (Out) ((s + f) % N_OUTS), &p, TRUE, NULL,
           "kernel larger than the planes");
       frame_free (in);
@@ -863,7 +660,7 @@ GST_START_TEST (test_video_meta_layouts)
     {GST_VIDEO_FORMAT_I420, 3, 5, OUT_GRAY8, FALSE, {0, 2, 1}, {0, 0, 0}, 0},
     {GST_VIDEO_FORMAT_I420, 1, 1, OUT_SAME, TRUE, {2, 1, 0}, {0, 0, 0}, 0},
   };
-  GRand *r = rand_new ("video_meta_layouts", 5000);
+  GRand *r = ref_rand_new_seeded ("video_meta_layouts", 5000);
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
     RefParams p;
@@ -926,7 +723,7 @@ GST_START_TEST (test_crop)
   /* memory planes in reverse order, rows padded */
   static const guint nv12_order[3] = { 1, 0 }, i420_order[3] = { 2, 1, 0 };
   static const guint pad[3] = { 9, 3, 5 };
-  GRand *r = rand_new ("crop", 6000);
+  GRand *r = ref_rand_new_seeded ("crop", 6000);
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
     RefParams p;
@@ -982,7 +779,7 @@ GST_START_TEST (test_crop_any_origin)
   static const guint pad[3] = { 9, 3, 5 };
   const GstVideoFormat format = formats[__i__ / 2];
   const gboolean all = __i__ % 2;
-  GRand *r = rand_new ("crop_any_origin", 7000 + __i__);
+  GRand *r = ref_rand_new_seeded ("crop_any_origin", 7000 + __i__);
   guint n = 0;
 
   for (guint y = 0; y < 4; y++)
@@ -1045,9 +842,9 @@ frame_from_buffer (GstBuffer * buf, GstCaps * caps)
     const guint8 *data = GST_VIDEO_FRAME_COMP_DATA (&vf, c);
     gint stride = GST_VIDEO_FRAME_COMP_STRIDE (&vf, c);
     gint step = GST_VIDEO_FRAME_COMP_PSTRIDE (&vf, c);
-    for (guint y = 0; y < f->p[c]->h; y++)
-      for (guint x = 0; x < f->p[c]->w; x++)
-        *at (f->p[c], x, y) = data[(gsize) y * stride + (gsize) x * step];
+    for (guint y = 0; y < f->p[c]->height; y++)
+      for (guint x = 0; x < f->p[c]->width; x++)
+        *ref_pixel (f->p[c], x, y) = data[(gsize) y * stride + (gsize) x * step];
   }
   gst_video_frame_unmap (&vf);
   if (!crop)
@@ -1109,7 +906,7 @@ GST_START_TEST (test_videocrop_odd)
 {
   const GstVideoFormat format = formats[__i__ / 2];
   const gboolean all = __i__ % 2;
-  GRand *r = rand_new ("videocrop_odd", 7100 + __i__);
+  GRand *r = ref_rand_new_seeded ("videocrop_odd", 7100 + __i__);
   const gchar *source = "videotestsrc num-buffers=1 pattern=colors ! "
       "video/x-raw,format=%s,width=64,height=48 ! videocrop left=3 top=5 "
       "right=4 bottom=2 ! %s fakesink name=sink";
@@ -1176,7 +973,7 @@ GST_END_TEST;
  * converts the luma, exactly. */
 GST_START_TEST (test_identity)
 {
-  GRand *r = rand_new ("identity", 8000);
+  GRand *r = ref_rand_new_seeded ("identity", 8000);
   RefKernel *delta = ref_kernel_new (3, 3);
   RefParams p;
 
@@ -1274,8 +1071,8 @@ GST_START_TEST (test_u8_rounding)
         out = gcvt_process (h, frame_buffer (in, NULL, FALSE));
         got = read_output (out, formats[f], kind, 16, 16);
         for (guint pl = 0; pl < (kind == OUT_SAME ? 3 : 1); pl++)
-          for (guint i = 0; i < got->p[pl]->w * got->p[pl]->h; i++) {
-            gdouble expect = to_u8 (p.bias + p.scale * in->p[pl]->v[i]);
+          for (guint i = 0; i < got->p[pl]->width * got->p[pl]->height; i++) {
+            gdouble expect = ref_to_u8 (p.bias + p.scale * in->p[pl]->v[i]);
             fail_unless (fabs (got->p[pl]->v[i] - expect) <= tol,
                 "%s -> %s plane %s: %g * %g + %g gave %g, expected %g",
                 format_name (formats[f]), out_name (kind, formats[f]),
@@ -1324,7 +1121,7 @@ GST_START_TEST (test_queue_depth)
   const guint depth = __i__ ? 3 : 1;
   const guint in_flight = gcvt_on_cuda ()? depth - 1 : 0;
   gchar *name = g_strdup_printf ("queue_depth %u", depth);
-  GRand *r = rand_new (name, 9000 + __i__);
+  GRand *r = ref_rand_new_seeded (name, 9000 + __i__);
 
   for (guint s = 0; s < G_N_ELEMENTS (streams); s++) {
     RefParams p;
@@ -1372,7 +1169,7 @@ GST_END_TEST;
 GST_START_TEST (test_planes_change_midstream)
 {
   static const gboolean sequence[] = { FALSE, TRUE, TRUE, FALSE, TRUE, FALSE };
-  GRand *r = rand_new ("planes_change_midstream", 10000);
+  GRand *r = ref_rand_new_seeded ("planes_change_midstream", 10000);
 
   for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
     RefParams p;
@@ -1428,7 +1225,7 @@ GST_START_TEST (test_caps_changes)
     {GST_VIDEO_FORMAT_NV12, OUT_SAME, 3, 5},
   };
   const guint per_step = 2;
-  GRand *r = rand_new ("caps_changes", 11000);
+  GRand *r = ref_rand_new_seeded ("caps_changes", 11000);
   RefParams p;
   RefKernel *k = random_params (r, REF_BORDER_REFLECT, 0, 5, &p);
   GstElement *e = element_new (&p, TRUE);
@@ -1496,7 +1293,7 @@ GST_START_TEST (test_no_other_conversions)
     {GST_VIDEO_FORMAT_NV12, "RGBA"},
     {GST_VIDEO_FORMAT_I420, "BGRx"},
   };
-  GRand *r = rand_new ("no_other_conversions", 12000);
+  GRand *r = ref_rand_new_seeded ("no_other_conversions", 12000);
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
     Frame *in = random_frame (r, cases[c].in, 8, 6);
