@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The dispatcher's picks against the best measured variant.
  *
  * Two engines on the same device: one with the tuning table under test

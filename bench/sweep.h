@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The dispatcher's candidates timed at one point (input format, frame size,
  * kernel shape and form), shared by gpuconvolve-tune and
  * gpuconvolve-bench --check-dispatch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve-tune: measures, for the GPU it runs on, which kernel family and
  * parameters are fastest for each input format, kernel size and frame size,
  * and writes the dispatcher's tuning table (docs/tuning.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzz target: the tuning-table reader, gcv_tuning_table_parse() on raw
  * bytes (what the tuning-file property, the user cache and the shipped
  * tables go through). A table that parses is looked up, written out with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The dispatcher without a GPU: variant strings, tuning tables (parsing,
  * errors, saving and loading, nearest-neighbour lookup, where they are
  * found, file names) and the analytic heuristic against cases computed here
@@ -993,8 +994,9 @@ test_choice (void)
       "register p=4 block=64");
   assert_choice (&small, &l, t, GCV_FAMILY_AUTO, NULL, FALSE,
       "register p=4 block=64", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
-  /* a rank-1 kernel's row holds whichever family was fastest (SPEC
-   * section 4), unless separable=always asks for the separable paths */
+  /* a rank-1 kernel's row holds whichever family was fastest
+   * (docs/properties.md, `separable`), unless separable=always asks for the
+   * separable paths */
   add_row (t, GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0.1, "tiled ty=4");
   assert_choice (&sep, &l, t, GCV_FAMILY_AUTO, NULL, TRUE,
       "tiled ty=4", GCV_SOURCE_TABLE, GCV_FALLBACK_NONE);
