@@ -4,48 +4,10 @@
 #ifndef GCV_DISPATCH_H
 #define GCV_DISPATCH_H
 
-#include "gcv.h"
+#include "gcv-variant.h"
+#include "gcv-tuning.h"
 
 G_BEGIN_DECLS
-
-/* A family with its parameters, one meaning to each field; 0 leaves the
- * value to the family. As text (tuning tables, gcv_plan_set_variant()):
- * "tiled ty=2", "tiled" (adaptive), "register p=8 block=128",
- * "separable fused ty=4", "separable two-pass", "fft p=5", "fft tile=512",
- * "direct". */
-typedef struct {
-  GcvFamily family;
-  gint rows;                    /* tiled, fused separable: outputs down per
-                                 * thread */
-  gboolean adaptive;            /* tiled: the generic kernel, its tile height
-                                 * chosen for the device (else the kernel
-                                 * unrolled for the width) */
-  gboolean two_pass;            /* separable: a row pass, then a column pass
-                                 * (else one fused kernel) */
-  gint lane_outputs;            /* register: outputs per lane */
-  gint block;                   /* register: threads per block */
-  gint fft_prime;               /* fft over the whole frame: the largest
-                                 * prime factor of the transform sizes */
-  gint fft_tile;                /* fft over overlap-save tiles this many
-                                 * pixels on a side (0: the whole frame) */
-} GcvVariant;
-
-/* What a choice depends on. */
-typedef struct {
-  GcvFormat format;             /* input format */
-  guint kw, kh;
-  gboolean separable;           /* the separable paths may be used */
-  guint width, height;
-  gboolean unrolled;            /* a tiled kernel unrolled for kw exists;
-                                 * not part of table keys */
-  guint unrolled_kw;            /* the width it runs at, kw widened by zero
-                                 * taps (0: kw); not part of table keys */
-  gboolean separable_only;      /* separable=always: the separable paths
-                                 * alone; not part of table keys */
-  gboolean magnitude;           /* a gradient magnitude (filter=sobel,
-                                 * scharr), which only direct and tiled
-                                 * run; not part of table keys */
-} GcvDispatchKey;
 
 /* The device, as far as choices depend on it. */
 typedef struct {
@@ -100,8 +62,6 @@ typedef struct {
   GcvFallback fallback;
 } GcvChoice;
 
-typedef struct _GcvTuningTable GcvTuningTable;
-
 /* The one place a family is chosen: the forced variant, else the table's
  * row for the key (where its choice can run, and is separable for kernels
  * that take the separable path; gradient magnitudes take no table row),
@@ -117,10 +77,6 @@ void gcv_dispatch_fall_back (GcvChoice * choice, GcvFallback why,
 const gchar *gcv_choice_source_nick (GcvChoiceSource source);
 /* "" for GCV_FALLBACK_NONE */
 const gchar *gcv_fallback_reason (GcvFallback fallback);
-
-gchar *gcv_variant_to_string (const GcvVariant * v);
-gboolean gcv_variant_parse (const gchar * text, GcvVariant * v,
-    GError ** error);
 
 /* The analytic choice, no table: the separable path for rank-1 kernels,
  * FFT above the crossover, tiled otherwise (gradient magnitudes: tiled). */

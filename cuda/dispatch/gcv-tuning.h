@@ -10,9 +10,11 @@
 #ifndef GCV_TUNING_H
 #define GCV_TUNING_H
 
-#include "gcv-dispatch.h"
+#include "gcv-variant.h"
 
 G_BEGIN_DECLS
+
+typedef struct _GcvTuningTable GcvTuningTable;
 
 typedef struct {
   GcvDispatchKey key;
