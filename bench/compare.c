@@ -2,6 +2,7 @@
 /* Output checks against a double-precision reference and between frames. */
 #include "compare.h"
 #include "common.h"
+#include "reference.h"
 
 #include <math.h>
 
@@ -81,19 +82,17 @@ double
 bench_tolerance (GcvFormat format, const GcvFilter * filter,
     double max_abs_in)
 {
-  double sum_abs = 0.0;
+  RefParams p;
+  RefKernel *k;
+  double tol;
 
   if (format != GCV_FORMAT_GRAY32F)
     return 1.0;
-  for (guint i = 0; i < filter->kw * filter->kh; i++)
-    sum_abs += fabs (filter->taps[i]);
-  return 1e-5 * sum_abs * max_abs_in + 1e-6;
-}
-
-static inline guint
-clampu (gint v, guint n)
-{
-  return v < 0 ? 0 : (guint) v >= n ? n - 1 : (guint) v;
+  k = ref_params_init_taps (&p, filter->taps, filter->kw, filter->kh,
+      filter->ax, filter->ay, filter->bias);
+  tol = ref_float_bound (&p, max_abs_in, 1.0);
+  ref_kernel_free (k);
+  return tol;
 }
 
 static double
@@ -111,23 +110,16 @@ bench_check_samples (GcvFormat format, const guint8 * in, gsize in_stride,
 {
   gboolean gray = format == GCV_FORMAT_GRAY32F;
   guint channels = bench_channels (format);
+  const RefView view = { in, in_stride, width, height, 4, gray };
+  RefParams p;
+  RefKernel *k = ref_params_init_taps (&p, f->taps, f->kw, f->kh, f->ax,
+      f->ay, f->bias);
   double worst = 0.0;
 
   for (guint s = 0; s < samples->n; s++) {
     guint x = samples->x[s], y = samples->y[s];
     for (guint c = 0; c < channels; c++) {
-      double acc = 0.0, got;
-      for (guint j = 0; j < f->kh; j++) {
-        const guint8 *row = in + clampu ((gint) (y + j) - (gint) f->ay,
-            height) * in_stride;
-        const gfloat *t = f->taps + (gsize) j * f->kw;
-        for (guint i = 0; i < f->kw; i++) {
-          guint sx = clampu ((gint) (x + i) - (gint) f->ax, width);
-          double v = gray ? ((const float *) row)[sx] : row[sx * 4 + c];
-          acc += t[i] * v;
-        }
-      }
-      acc += f->bias;
+      double acc = ref_filter_view_at (&view, &p, x, y, c), got;
       if (gray) {
         got = ((const float *) (out + y * out_stride))[x];
       } else {
@@ -140,6 +132,7 @@ bench_check_samples (GcvFormat format, const guint8 * in, gsize in_stride,
         && out[y * out_stride + x * 4 + 3] != in[y * in_stride + x * 4 + 3])
       worst = MAX (worst, BAD_ALPHA);
   }
+  ref_kernel_free (k);
   return worst;
 }
 

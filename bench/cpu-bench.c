@@ -6,6 +6,7 @@
 #include "gcv-private.h"
 #include "cpu/gcv-cpu-pool.h"
 #include "cpu-opencv-peer.h"
+#include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -132,33 +133,6 @@ copy_task (gpointer data, guint task, guint worker)
 
 /* --- the check: sampled outputs against a double-precision reference ---- */
 
-static gint
-clamp_index (gint i, gint n)
-{
-  return i < 0 ? 0 : i >= n ? n - 1 : i;
-}
-
-/* One filtered sample in input units, as docs/filters.md defines it, for
- * the replicate border every case uses. */
-static gdouble
-reference_at (const Case * c, const GcvFilter * f, const guint8 * src,
-    guint x, guint y, guint ch)
-{
-  const guint px = gcv_format_pixel_size (c->format);
-  gdouble sum = f->bias;
-
-  for (guint j = 0; j < f->kh; j++)
-    for (guint i = 0; i < f->kw; i++) {
-      gint sx = clamp_index ((gint) (x + i) - (gint) f->ax, c->width);
-      gint sy = clamp_index ((gint) (y + j) - (gint) f->ay, c->height);
-      const guint8 *p = src + ((gsize) sy * c->width + sx) * px;
-      gdouble v = c->format == GCV_FORMAT_GRAY32F ? *(const gfloat *) p :
-          p[ch];
-      sum += f->taps[j * f->kw + i] * v;
-    }
-  return sum;
-}
-
 /* The largest error at the frame's corners, along its edges and at random
  * pixels, against the bound of docs/filters.md; FALSE when one is over it. */
 static gboolean
@@ -168,17 +142,22 @@ check_output (const Case * c, const GcvFilter * f, const guint8 * src,
   const guint channels = c->format == GCV_FORMAT_GRAY32F
       || c->format == GCV_FORMAT_GRAY8 ? 1 : 3;
   const guint px = gcv_format_pixel_size (c->format);
-  gdouble sum_abs = 0.0, max_in = 0.0;
+  /* the reference reads the source in place, border replicate */
+  const RefView view = { src, row_bytes (c->format, c->width), c->width,
+    c->height, px, c->format == GCV_FORMAT_GRAY32F
+  };
+  RefParams p;
+  RefKernel *k = ref_params_init_taps (&p, f->taps, f->kw, f->kh, f->ax,
+      f->ay, f->bias);
+  gdouble max_in = 0.0;
   gboolean ok = TRUE;
 
-  for (guint t = 0; t < f->kw * f->kh; t++)
-    sum_abs += fabs (f->taps[t]);
   if (c->format == GCV_FORMAT_GRAY32F) {
     for (gsize i = 0; i < (gsize) c->width * c->height; i++)
       max_in = MAX (max_in, fabs (((const gfloat *) src)[i]));
-    *bound = 1e-5 * sum_abs * max_in + 1e-6;
+    *bound = ref_float_bound (&p, max_in, 1.0);
   } else {
-    *bound = MAX (1.0, 1e-5 * sum_abs * 255.0);
+    *bound = ref_u8_bound (&p, 255.0);
   }
   *worst = 0.0;
   for (guint s = 0; s < 4000; s++) {
@@ -204,7 +183,7 @@ check_output (const Case * c, const GcvFilter * f, const guint8 * src,
     x = MIN (x, c->width - 1);
     y = MIN (y, c->height - 1);
     for (guint ch = 0; ch < channels; ch++) {
-      gdouble ref = reference_at (c, f, src, x, y, ch), got, err;
+      gdouble ref = ref_filter_view_at (&view, &p, x, y, ch), got, err;
       const guint8 *q = dst + ((gsize) y * c->width + x) * px;
       if (c->format == GCV_FORMAT_GRAY32F) {
         got = *(const gfloat *) q;
@@ -217,6 +196,7 @@ check_output (const Case * c, const GcvFilter * f, const guint8 * src,
       ok = ok && err <= *bound;
     }
   }
+  ref_kernel_free (k);
   return ok;
 }
 

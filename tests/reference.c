@@ -132,15 +132,6 @@ ref_kernel_copy (const RefKernel * k)
   return c;
 }
 
-RefKernel *
-ref_kernel_from_floats (const gfloat * taps, guint kw, guint kh)
-{
-  RefKernel *k = ref_kernel_new (kw, kh);
-  for (gsize i = 0; i < (gsize) kw * kh; i++)
-    k->k[i] = taps[i];
-  return k;
-}
-
 void
 ref_kernel_free (RefKernel * k)
 {
@@ -343,6 +334,21 @@ ref_params_init (RefParams * p, const RefKernel * kernel)
   p->anchor_x = p->anchor_y = -1;
   p->scale = 1.0;
   p->border = REF_BORDER_REPLICATE;
+}
+
+RefKernel *
+ref_params_init_taps (RefParams * p, const gfloat * taps, guint kw, guint kh,
+    guint anchor_x, guint anchor_y, gdouble bias)
+{
+  RefKernel *k = ref_kernel_new (kw, kh);
+
+  for (gsize i = 0; i < (gsize) kw * kh; i++)
+    k->k[i] = taps[i];
+  ref_params_init (p, k);
+  p->anchor_x = anchor_x;
+  p->anchor_y = anchor_y;
+  p->bias = bias;
+  return k;
 }
 
 static gdouble identity_tap = 1.0;

@@ -70,8 +70,6 @@ typedef struct {
 
 RefKernel *ref_kernel_new (guint kw, guint kh);
 RefKernel *ref_kernel_copy (const RefKernel * k);
-/* kh * kw single-precision taps, row-major (as an engine holds them) */
-RefKernel *ref_kernel_from_floats (const gfloat * taps, guint kw, guint kh);
 void ref_kernel_free (RefKernel * k);
 /* K[j][i] = column[j] * row[i] */
 RefKernel *ref_kernel_outer (const gdouble * column, guint kh,
@@ -100,6 +98,11 @@ typedef struct {
 } RefParams;
 
 void ref_params_init (RefParams * p, const RefKernel * kernel);
+/* A filter as an engine holds it: kh * kw single-precision correlation
+ * taps (row-major) with the scale folded in, an anchor and a bias; border
+ * replicate. Returns the kernel `p` points to, for the caller to free. */
+RefKernel *ref_params_init_taps (RefParams * p, const gfloat * taps, guint kw,
+    guint kh, guint anchor_x, guint anchor_y, gdouble bias);
 /* scale, divided by sum(K) when normalize applies */
 gdouble ref_effective_scale (const RefParams * p);
 gchar *ref_params_describe (const RefParams * p);
