@@ -501,6 +501,25 @@ gcv_filter_is_identity (const GcvFilter * filter)
   return filter->identity;
 }
 
+static gint
+sign (gfloat v)
+{
+  return (v > 0.0f) - (v < 0.0f);
+}
+
+gboolean
+gcv_filter_factors_keep_signs (const GcvFilter * f)
+{
+  if (!f->rank1)
+    return TRUE;
+  for (guint j = 0; j < f->kh; j++)
+    for (guint i = 0; i < f->kw; i++)
+      if (sign (f->column[j]) * sign (f->row[i])
+          != sign (f->taps[(gsize) j * f->kw + i]))
+        return FALSE;
+  return TRUE;
+}
+
 void
 gcv_filter_free (GcvFilter * filter)
 {

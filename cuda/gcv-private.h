@@ -36,6 +36,12 @@ struct _GcvFilter {
 };
 
 GcvFilter *gcv_filter_copy (const GcvFilter * filter);
+/* Whether column[j] * row[i], as the separable paths multiply them, has
+ * the sign of K[j][i] for every tap, zero where K is zero: then NaN or an
+ * infinity under the footprint gives what K gives it. A kernel rank 1
+ * only within the tolerance may not (a tiny tap where the factors give 0
+ * turns an infinity into NaN). TRUE for kernels that are not rank 1. */
+gboolean gcv_filter_factors_keep_signs (const GcvFilter * filter);
 gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
 /* Size the described filter will have (built-ins: from size; custom:
  * kernel-width and kernel-height). */

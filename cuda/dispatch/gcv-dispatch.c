@@ -216,6 +216,51 @@ settle (GcvChoice * c, const GcvDispatchKey * key,
 }
 
 void
+gcv_dispatch_key_init (GcvDispatchKey * key, const GcvGeometry * g,
+    const GcvFilter * f)
+{
+  memset (key, 0, sizeof (*key));
+  key->format = g->in_format;
+  key->kw = f->kw;
+  key->kh = f->kh;
+  key->separable = f->use_separable;
+  key->width = g->width;
+  key->height = g->height;
+  key->separable_only = f->separable_only;
+  key->magnitude = f->taps_y != NULL;
+  /* only float frames hold NaN or Inf (docs/filters.md) */
+  key->factors_differ = g->in_format == GCV_FORMAT_GRAY32F
+      && !gcv_filter_factors_keep_signs (f);
+}
+
+/* What follows from the family settled: the width the kernel runs at (a
+ * tiled kernel unrolled for a wider instance runs the taps widened by
+ * zeros on the right; a gradient magnitude never: tiled has its unrolled
+ * kernels at their own widths), the column pass for a kernel one tap wide
+ * in tiled or separable (their tiles and row passes would only add memory
+ * traffic to what is a copy with a few taps), and the FFT's size. */
+static void
+finish (GcvChoice * c, const GcvDispatchKey * key,
+    const GcvFamilyLimits * limits)
+{
+  const GcvVariant *v = &c->variant;
+
+  c->kw = key->kw;
+  c->run_kw = key->kw;
+  if (v->family == GCV_FAMILY_TILED && !v->adaptive && !key->magnitude
+      && limits->unrolled_kw)
+    c->run_kw = limits->unrolled_kw;
+  c->column_pass = key->kw == 1 && !key->magnitude
+      && (v->family == GCV_FAMILY_TILED || v->family == GCV_FAMILY_SEPARABLE);
+  if (v->family == GCV_FAMILY_FFT) {
+    c->fft_nx = limits->fft_nx;
+    c->fft_ny = limits->fft_ny;
+    c->fft_tiles = limits->fft_tiles;
+  }
+  c->check_finite = key->format == GCV_FORMAT_GRAY32F;
+}
+
+void
 gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     const GcvFamilyLimits * limits, const GcvTuningTable * table,
     GcvFamily requested, const GcvVariant * forced, gboolean rank1,
@@ -226,8 +271,16 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
   const GcvTuningRow *row;
 
   memset (c, 0, sizeof (*c));
+  c->backend = GCV_BACKEND_CUDA;
+  c->requested = requested;
   key.unrolled = has_rows (limits->unrolled_rows, 2);
   key.unrolled_kw = limits->unrolled_kw;
+  /* the GRAY32F guard: factors that do not keep K's zeros and signs run
+   * as 2D */
+  if (key.factors_differ) {
+    key.separable = FALSE;
+    rank1 = FALSE;
+  }
   if (forced) {
     *v = *forced;
     c->source = GCV_SOURCE_FORCED;
@@ -251,6 +304,7 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
             && row->variant.family != GCV_FAMILY_SEPARABLE)) {
       *v = row->variant;
       c->source = GCV_SOURCE_TABLE;
+      c->table_source = table->source;
     } else {
       gcv_dispatch_heuristic (&key, dev, v);
       c->source = GCV_SOURCE_HEURISTIC;
@@ -258,6 +312,7 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     if (requested != GCV_FAMILY_AUTO && requested != v->family) {
       family_defaults (v, requested, &key, dev);
       c->source = GCV_SOURCE_REQUESTED;
+      c->table_source = NULL;
     }
   }
   /* gcv-filter.c refuses separable for a magnitude; a forced variant may
@@ -276,6 +331,19 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     family_defaults (v, GCV_FAMILY_TILED, &key, dev);
   }
   settle (c, &key, limits);
+  /* separable asked for (or separable=always) where the guard said no:
+   * the guard is the reason */
+  if (key.factors_differ && (c->fallback == GCV_FALLBACK_NOT_RANK1
+          || (key.separable_only && c->fallback == GCV_FALLBACK_NONE)))
+    c->fallback = GCV_FALLBACK_FACTOR_SIGNS;
+  /* the second call: the FFT set-up could not be made */
+  if (v->family == GCV_FAMILY_FFT && limits->fft_failed) {
+    c->fallback = GCV_FALLBACK_FFT_SETUP;
+    g_strlcpy (c->detail, limits->fft_failed, sizeof (c->detail));
+    family_defaults (v, GCV_FAMILY_TILED, &key, dev);
+    settle (c, &key, limits);
+  }
+  finish (c, &key, limits);
 }
 
 void
@@ -285,25 +353,33 @@ gcv_dispatch_fall_back (GcvChoice * c, GcvFallback why,
   c->fallback = why;
   family_defaults (&c->variant, GCV_FAMILY_TILED, key, NULL);
   settle (c, key, limits);
+  finish (c, key, limits);
 }
 
-const gchar *
-gcv_choice_source_nick (GcvChoiceSource source)
+void
+gcv_dispatch_choose_cpu (const GcvDispatchKey * key, GcvFamily requested,
+    const GcvCpuLimits * limits, GcvChoice * c)
 {
-  static const gchar *const nicks[] = { "heuristic", "table", "requested",
-    "forced"
-  };
-  return source < G_N_ELEMENTS (nicks) ? nicks[source] : "?";
-}
+  /* a magnitude is never rank 1 (gcv-filter.c); its two kernels run on the
+   * direct path */
+  gboolean separable = key->separable && !key->magnitude
+      && requested != GCV_FAMILY_DIRECT && !key->factors_differ;
 
-const gchar *
-gcv_fallback_reason (GcvFallback fallback)
-{
-  static const gchar *const reasons[] = { "", "kernel not rank 1",
-    "register cannot run this size", "fft could not be set up",
-    "tile too large for shared memory", "the separable factors' zeros and "
-        "signs differ from the kernel's, which float input needs",
-    "only direct and tiled run gradient magnitudes"
-  };
-  return fallback < G_N_ELEMENTS (reasons) ? reasons[fallback] : "?";
+  memset (c, 0, sizeof (*c));
+  c->backend = GCV_BACKEND_CPU;
+  c->requested = requested;
+  c->variant.family = separable ? GCV_FAMILY_SEPARABLE : GCV_FAMILY_DIRECT;
+  c->kw = c->run_kw = key->kw;
+  c->check_finite = key->format == GCV_FORMAT_GRAY32F;
+  c->threads = limits->threads;
+  if (separable)
+    c->cpu_path = limits->fixed_point ? GCV_CPU_PATH_FIXED_POINT :
+        GCV_CPU_PATH_SEPARABLE;
+  else
+    c->cpu_path = key->magnitude ? GCV_CPU_PATH_MAGNITUDE :
+        GCV_CPU_PATH_DIRECT;
+  if (!separable && key->separable && requested != GCV_FAMILY_DIRECT)
+    c->fallback = GCV_FALLBACK_FACTOR_SIGNS;
+  else if (requested != GCV_FAMILY_AUTO && requested != c->variant.family)
+    c->fallback = GCV_FALLBACK_CUDA_ONLY;
 }

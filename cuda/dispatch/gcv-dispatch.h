@@ -5,6 +5,7 @@
 #define GCV_DISPATCH_H
 
 #include "gcv-variant.h"
+#include "gcv-choice.h"
 #include "gcv-tuning.h"
 
 G_BEGIN_DECLS
@@ -33,50 +34,53 @@ typedef struct {
   guint fused_rows;             /* fused separable */
   guint unrolled_kw;            /* tiled, unrolled: the width of the kernel
                                  * that runs (0: kw) */
+  /* How the FFT set-up went, for a second call where the first chose fft
+   * and the backend tried to make it (first call: NULL and 0). */
+  const gchar *fft_failed;      /* it could not be made: why (cuFFT's or
+                                 * CUDA's words); NULL: it was made */
+  gint fft_nx, fft_ny;          /* made: the transform size */
+  gint fft_tiles;               /* made: overlap-save tiles per channel, or
+                                 * 1 for the whole frame */
 } GcvFamilyLimits;
 
-/* Where a choice came from. */
-typedef enum {
-  GCV_SOURCE_HEURISTIC,
-  GCV_SOURCE_TABLE,
-  GCV_SOURCE_REQUESTED,         /* the algorithm property */
-  GCV_SOURCE_FORCED,            /* gcv_plan_set_variant() */
-} GcvChoiceSource;
-
-/* Why the family asked for does not run. */
-typedef enum {
-  GCV_FALLBACK_NONE,
-  GCV_FALLBACK_NOT_RANK1,       /* separable, kernel not rank 1: tiled */
-  GCV_FALLBACK_REGISTER_SIZE,   /* no register instance: tiled */
-  GCV_FALLBACK_FFT_SETUP,       /* the transforms could not be made: tiled */
-  GCV_FALLBACK_TILE_TOO_LARGE,  /* no tile fits shared memory: direct */
-  GCV_FALLBACK_FACTOR_SIGNS,    /* separable, GRAY32F, factors whose zeros
-                                 * and signs are not K's: 2D */
-  GCV_FALLBACK_MAGNITUDE,       /* register or fft asked for a gradient
-                                 * magnitude, which they do not run: tiled */
-} GcvFallback;
-
+/* What the CPU backend can run for one filter and frame. */
 typedef struct {
-  GcvVariant variant;           /* settled: every parameter what runs */
-  GcvChoiceSource source;
-  GcvFallback fallback;
-} GcvChoice;
+  gboolean fixed_point;         /* the 16-bit fixed-point path's error bound
+                                 * holds for this filter on 8-bit frames,
+                                 * were it to run separable (cuda/cpu/) */
+  guint threads;                /* workers a frame's bands run on */
+} GcvCpuLimits;
 
-/* The one place a family is chosen: the forced variant, else the table's
- * row for the key (where its choice can run, and is separable for kernels
- * that take the separable path; gradient magnitudes take no table row),
- * else the heuristic; then the requested family where it differs; then
- * what `limits` allow. */
+/* The key for a filter on a frame (GcvGeometry's input format and size,
+ * the filter's size, separable settings, magnitude and GRAY32F guard). */
+void gcv_dispatch_key_init (GcvDispatchKey * key,
+    const GcvGeometry * geometry, const GcvFilter * filter);
+
+/* The one place what runs on CUDA is settled, into `choice`: the forced
+ * variant, else the table's row for the key (where its choice can run,
+ * and is separable for kernels that take the separable path; gradient
+ * magnitudes take no table row), else the heuristic; then the requested
+ * family where it differs; then what `limits` allow (a family that cannot
+ * run hands over to tiled or direct, with the reason); then the GRAY32F
+ * guard, the column pass and the width the kernel runs at. Where it
+ * chooses fft, the backend makes the set-up and calls again with its
+ * outcome in `limits` (fft_failed, or the transform size): a set-up that
+ * could not be made hands over to tiled, the reason in the record. */
 void gcv_dispatch_choose (const GcvDispatchKey * key,
     const GcvDeviceInfo * dev, const GcvFamilyLimits * limits,
     const GcvTuningTable * table, GcvFamily requested,
     const GcvVariant * forced, gboolean rank1, GcvChoice * choice);
-/* The chosen family cannot run after all (`why`): tiled, settled. */
+/* The same for the CPU backend: separable for rank-1 kernels (fixed point
+ * where `limits` say it holds) unless direct is asked for or the GRAY32F
+ * guard says no, else direct (a gradient magnitude's two kernels in one
+ * sweep); families it does not have are named in the fall-back. */
+void gcv_dispatch_choose_cpu (const GcvDispatchKey * key,
+    GcvFamily requested, const GcvCpuLimits * limits, GcvChoice * choice);
+/* The chosen family cannot run after all (`why`): tiled, settled. (Old
+ * form of the second call; gcv_dispatch_choose() with the FFT set-up's
+ * outcome in its limits replaces it.) */
 void gcv_dispatch_fall_back (GcvChoice * choice, GcvFallback why,
     const GcvDispatchKey * key, const GcvFamilyLimits * limits);
-const gchar *gcv_choice_source_nick (GcvChoiceSource source);
-/* "" for GCV_FALLBACK_NONE */
-const gchar *gcv_fallback_reason (GcvFallback fallback);
 
 /* The analytic choice, no table: the separable path for rank-1 kernels,
  * FFT above the crossover, tiled otherwise (gradient magnitudes: tiled). */

@@ -382,7 +382,9 @@ gcv_tuning_find (const gchar * tuning_file, const gchar * gpu,
 
   if (tuning_file) {
     *source = "tuning-file";
-    return gcv_tuning_table_load (tuning_file, error);
+    if ((t = gcv_tuning_table_load (tuning_file, error)))
+      t->source = *source;
+    return t;
   }
   name = gcv_tuning_file_name (gpu);
   path = g_build_filename (g_get_user_cache_dir (), "gpuconvolve", name, NULL);
@@ -411,5 +413,7 @@ gcv_tuning_find (const gchar * tuning_file, const gchar * gpu,
     g_free (path);
   }
   g_free (name);
+  if (t)
+    t->source = *source;
   return t;
 }

@@ -25,6 +25,10 @@ typedef struct {
 struct _GcvTuningTable {
   gchar *gpu;                   /* the device it was measured on */
   gchar *arch;                  /* "sm_90" */
+  const gchar *source;          /* where gcv_tuning_find() found it:
+                                 * "tuning-file", "cache" or "shipped";
+                                 * NULL for a table made or loaded
+                                 * otherwise */
   GArray *rows;                 /* GcvTuningRow */
 };
 

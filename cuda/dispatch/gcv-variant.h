@@ -32,7 +32,8 @@ typedef struct {
                                  * pixels on a side (0: the whole frame) */
 } GcvVariant;
 
-/* What a choice depends on. format, kw, kh, separable, width and height key the
+/* What a choice depends on (gcv_dispatch_key_init() fills it for a
+ * filter and a frame). format, kw, kh, separable, width and height key the
  * tuning tables' rows; the rest does not. */
 typedef struct {
   GcvFormat format;             /* input format */
@@ -47,6 +48,12 @@ typedef struct {
   gboolean magnitude;           /* a gradient magnitude (filter=sobel,
                                  * scharr), which only direct and tiled
                                  * run */
+  gboolean factors_differ;      /* GRAY32F input and separable factors
+                                 * whose zeros and signs are not the
+                                 * kernel's: NaN and Inf would reach other
+                                 * outputs than K sends them to, so the
+                                 * separable paths are not taken (the
+                                 * GRAY32F guard, docs/filters.md) */
 } GcvDispatchKey;
 
 gchar *gcv_variant_to_string (const GcvVariant * v);
