@@ -141,6 +141,34 @@ gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
   g_free (params);
 }
 
+/* Around a backend's plan_new or plan_set_filter: the backend leaves what
+ * runs in plan->choice, and the description is written from that record
+ * (gcv_choice_describe()) once it succeeds; a backend that still writes
+ * its own (gcv_plan_set_description()) keeps it. On failure the plan
+ * keeps its description. */
+static gchar *
+description_begin (GcvPlan * plan)
+{
+  gchar *old = plan->description;
+
+  plan->description = NULL;
+  return old;
+}
+
+static gboolean
+description_end (GcvPlan * plan, gchar * old, gboolean ok)
+{
+  if (!ok) {
+    g_free (plan->description);
+    plan->description = old;
+    return FALSE;
+  }
+  g_free (old);
+  if (!plan->description)
+    plan->description = gcv_choice_describe (&plan->choice);
+  return TRUE;
+}
+
 static gboolean
 check_geometry (const GcvGeometry * g, GError ** error)
 {
@@ -213,7 +241,9 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   if (gcv_format_is_planar (geometry->in_format))
     plan->planar = gcv_planar_new (plan, error);
   else
-    plan->state = engine->backend->plan_new (engine->state, plan, error);
+    description_end (plan, description_begin (plan),
+        (plan->state = engine->backend->plan_new (engine->state, plan,
+                error)) != NULL);
   if (!plan->state && !plan->planar) {
     plan_free_fields (plan);
     return NULL;
@@ -233,7 +263,9 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
   plan->filter = gcv_filter_copy (filter);
   plan->requested = family;
   if (plan->planar ? !gcv_planar_set_filter (plan->planar, plan, error)
-      : !plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
+      : !description_end (plan, description_begin (plan),
+          plan->engine->backend->plan_set_filter (plan->state, plan,
+              error))) {
     gcv_filter_free (plan->filter);
     plan->filter = old;
     plan->requested = old_requested;
@@ -254,7 +286,9 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
   if (plan->planar)
     return gcv_planar_set_variant (plan->planar, variant, plan->filter, error);
   plan->forced_variant = g_strdup (variant);
-  if (!plan->engine->backend->plan_set_filter (plan->state, plan, error)) {
+  if (!description_end (plan, description_begin (plan),
+          plan->engine->backend->plan_set_filter (plan->state, plan,
+              error))) {
     g_free (plan->forced_variant);
     plan->forced_variant = old;
     return FALSE;
