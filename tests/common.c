@@ -236,6 +236,27 @@ gcvt_forced_separable (void)
   return g_str_equal (algorithm_nick, "separable");
 }
 
+gboolean
+gcvt_quick (void)
+{
+  return g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
+}
+
+gboolean
+gcvt_forked (void)
+{
+  const gchar *f = g_getenv ("CK_FORK");
+  return !f || g_strcmp0 (f, "no") != 0;
+}
+
+GstClockTime
+gcvt_time_limit (GstClockTime base)
+{
+  const gchar *slower = g_getenv ("CK_TIMEOUT_MULTIPLIER");
+
+  return base * (slower ? MAX (atoi (slower), 1) : 1);
+}
+
 GstElement *
 gcvt_element_new (void)
 {
@@ -307,6 +328,48 @@ gcvt_harness_new (GstElement * element)
 {
   gcvt_bus (element);
   return gst_harness_new_with_element (element, "sink", "src");
+}
+
+GstElement *
+gcvt_pipeline_new (const gchar * line)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (line, &err);
+
+  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "?");
+  g_clear_error (&err);
+  return pipeline;
+}
+
+GstMessage *
+gcvt_pipeline_run (GstElement * pipeline, GstClockTime timeout,
+    const gchar * what)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, timeout,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  gst_object_unref (bus);
+  fail_unless (msg != NULL, "%s: no EOS or error within %.0f s", what,
+      (gdouble) timeout / GST_SECOND);
+  return msg;
+}
+
+void
+gcvt_pipeline_run_to_eos (GstElement * pipeline, GstClockTime timeout,
+    const gchar * what)
+{
+  GstMessage *msg = gcvt_pipeline_run (pipeline, timeout, what);
+
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gst_message_parse_error (msg, &err, NULL);
+    ck_abort_msg ("%s: error from %s: %s", what,
+        GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), err->message);
+  }
+  gst_message_unref (msg);
 }
 
 GstCaps *

@@ -55,6 +55,15 @@ gboolean gcvt_on_cuda (void);
 /* algorithm=separable is forced: only rank-1 kernels can run */
 gboolean gcvt_forced_separable (void);
 
+/* GPUCONVOLVE_TEST_QUICK is set (the valgrind setup, sanitizers): fewer
+ * frames and smaller loops. */
+gboolean gcvt_quick (void);
+/* Each test runs in a process of its own (CK_FORK is not "no"). */
+gboolean gcvt_forked (void);
+/* `base` times CK_TIMEOUT_MULTIPLIER (at least 1), for waits that slower
+ * runs (valgrind, instrumented kernels) need longer. */
+GstClockTime gcvt_time_limit (GstClockTime base);
+
 /* A gpuconvolve element with the backend and algorithm under test. */
 GstElement *gcvt_element_new (void);
 /* Sets the algorithm under test again (a preset resets it). */
@@ -77,6 +86,15 @@ GstBus *gcvt_bus (GstElement * element);
 GstCaps *gcvt_caps (RefFormat format, guint width, guint height);
 void gcvt_set_caps (GstHarness * h, RefFormat in, RefFormat out, guint width,
     guint height);
+/* The pipeline of a launch line; fails the test when it does not parse. */
+GstElement *gcvt_pipeline_new (const gchar * line);
+/* Sets `pipeline` PLAYING and returns the first EOS or error message on its
+ * bus; fails the test when none comes within `timeout`. */
+GstMessage *gcvt_pipeline_run (GstElement * pipeline, GstClockTime timeout,
+    const gchar * what);
+/* The same, up to EOS: an error fails the test, naming its source. */
+void gcvt_pipeline_run_to_eos (GstElement * pipeline, GstClockTime timeout,
+    const gchar * what);
 /* push, drain, pull exactly one buffer */
 GstBuffer *gcvt_process (GstHarness * h, GstBuffer * in);
 void gcvt_drain (GstHarness * h);

@@ -158,7 +158,7 @@ GST_START_TEST (test_large_frames)
   const RefFormatInfo *fi = ref_format_info (fmt);
   gchar *name = g_strdup_printf ("large_frames %s", fi->name);
   GRand *r = ref_rand_new (name);
-  const gboolean quick = g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
+  const gboolean quick = gcvt_quick ();
 
   for (RefBorder b = 0; b < REF_N_BORDERS; b++)
     for (guint rank1 = 0; rank1 < 2; rank1++) {

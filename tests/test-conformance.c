@@ -789,15 +789,12 @@ GST_START_TEST (test_two_elements_shared_memory)
 {
   const gchar *sizes[2][2] = { {"43", "43"}, {"43", "3"} };
   /* fewer frames and more time under the valgrind setup or a sanitizer */
-  const guint frames = g_getenv ("GPUCONVOLVE_TEST_QUICK") ? 20 : 300;
-  const gchar *slower = g_getenv ("CK_TIMEOUT_MULTIPLIER");
-  const GstClockTime limit = 120 * GST_SECOND * (slower ? MAX (atoi (slower),
-          1) : 1);
+  const guint frames = gcvt_quick ()? 20 : 300;
+  const GstClockTime limit = gcvt_time_limit (120 * GST_SECOND);
   GstElement *pipelines[2];
   gchar *props = gcvt_launch_props ();
 
   for (guint i = 0; i < 2; i++) {
-    GError *err = NULL;
     GString *k = g_string_new ("");
     guint n = 43 * (guint) atoi (sizes[i][1]);
     gchar *line;
@@ -811,8 +808,7 @@ GST_START_TEST (test_two_elements_shared_memory)
         "fakesink sync=false", frames, props, sizes[i][0], sizes[i][1],
         k->str);
     g_string_free (k, TRUE);
-    pipelines[i] = gst_parse_launch (line, &err);
-    fail_unless (pipelines[i] != NULL, "%s", err ? err->message : line);
+    pipelines[i] = gcvt_pipeline_new (line);
     g_free (line);
   }
   for (guint i = 0; i < 2; i++)

@@ -19,12 +19,6 @@
 #define WIDEST_STRIP 1024
 
 static gboolean
-quick (void)
-{
-  return g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
-}
-
-static gboolean
 under_valgrind (void)
 {
   const gchar *preload = g_getenv ("LD_PRELOAD");
@@ -129,7 +123,7 @@ GST_START_TEST (test_wide_formats_borders)
 
   for (RefBorder b = 0; b < REF_N_BORDERS; b++)
     for (KernelKind kind = 0; kind < N_KERNELS; kind++) {
-      if (quick () && (b + kind) % 2)
+      if (gcvt_quick () && (b + kind) % 2)
         continue;
       run_wide_case (r, fmt, fmt, b, kind, wide_width (r, fmt),
           g_rand_int_range (r, 12, 40), 0, 0);
@@ -194,7 +188,7 @@ GST_START_TEST (test_kernel_wider_than_strip)
         cases[c].kh, cases[c].w, cases[c].h,
         ref_format_info (cases[c].fmt)->name);
 
-    if (quick () && c % 2) {
+    if (gcvt_quick () && c % 2) {
       g_free (what);
       gcvt_element_unref (e);
       ref_image_free (img);

@@ -49,13 +49,6 @@ static const FailCase cases[] = {
 #define NOT_FORKED "needs a process of its own (CK_FORK=no runs every test " \
   "in one)"
 
-static gboolean
-forked (void)
-{
-  const gchar *f = g_getenv ("CK_FORK");
-  return !f || g_strcmp0 (f, "no") != 0;
-}
-
 /* The first error on the bus: RESOURCE FAILED from gpuconvolve, its text
  * with the CUDA error string and name. */
 static void
@@ -113,7 +106,7 @@ GST_START_TEST (test_failure_injected)
   GstFlowReturn ret = GST_FLOW_OK;
   guint pushed = 0, out;
 
-  fail_unless (forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());       /* registered only there */
   r = ref_rand_new (c->spec);
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   e = gcvt_element_new ();
@@ -174,17 +167,15 @@ GST_START_TEST (test_failure_in_pipeline)
   GstElement *pipeline, *f;
   GstBus *bus;
   GstMessage *msg;
-  GError *err = NULL;
 
-  fail_unless (forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());       /* registered only there */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   props = gcvt_launch_props ();
   line = g_strdup_printf ("videotestsrc num-buffers=%d ! "
       "video/x-raw,format=BGRA,width=320,height=240 ! gpuconvolve name=f %s "
       "filter=gaussian size=7 sigma=2 ! fakesink sync=false", MAX_FRAMES,
       props);
-  pipeline = gst_parse_launch (line, &err);
-  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "?");
+  pipeline = gcvt_pipeline_new (line);
   f = gst_bin_get_by_name (GST_BIN (pipeline), "f");
   bus = gst_element_get_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
@@ -213,9 +204,8 @@ GST_START_TEST (test_no_allocation_per_frame)
   GstElement *pipeline;
   GstBus *bus;
   GstMessage *msg;
-  GError *err = NULL;
 
-  fail_unless (forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());       /* registered only there */
   /* far more than the set-up takes: 2 slots of at most 6 buffers, 5 pinned
    * output buffers, and the upstream pool's */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", "alloc:60", TRUE);
@@ -224,8 +214,7 @@ GST_START_TEST (test_no_allocation_per_frame)
       "video/x-raw,format=BGRA,width=320,height=240 ! gpuconvolve %s "
       "filter=gaussian size=7 sigma=2 ! fakesink sync=false", MAX_FRAMES,
       props);
-  pipeline = gst_parse_launch (line, &err);
-  fail_unless (pipeline != NULL, "%s: %s", line, err ? err->message : "?");
+  pipeline = gcvt_pipeline_new (line);
   bus = gst_element_get_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
@@ -253,10 +242,10 @@ cuda_failure_suite (void)
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
   GCVT_ADD_LOOP_TEST_IF (tc, test_failure_injected, 0, G_N_ELEMENTS (cases),
-      forked (), NOT_FORKED);
-  GCVT_ADD_LOOP_TEST_IF (tc, test_failure_in_pipeline, 0, 3, forked (),
+      gcvt_forked (), NOT_FORKED);
+  GCVT_ADD_LOOP_TEST_IF (tc, test_failure_in_pipeline, 0, 3, gcvt_forked (),
       NOT_FORKED);
-  GCVT_ADD_TEST_IF (tc, test_no_allocation_per_frame, forked (), NOT_FORKED);
+  GCVT_ADD_TEST_IF (tc, test_no_allocation_per_frame, gcvt_forked (), NOT_FORKED);
   return s;
 }
 

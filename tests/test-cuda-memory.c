@@ -29,16 +29,13 @@
 static gboolean
 quick (void)
 {
-  return g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL
-      || g_getenv ("CK_TIMEOUT_MULTIPLIER") != NULL;
+  return gcvt_quick () || g_getenv ("CK_TIMEOUT_MULTIPLIER") != NULL;
 }
 
 static GstClockTime
 time_limit (void)
 {
-  const gchar *slower = g_getenv ("CK_TIMEOUT_MULTIPLIER");
-
-  return 60 * GST_SECOND * (slower ? MAX (atoi (slower), 1) : 1);
+  return gcvt_time_limit (60 * GST_SECOND);
 }
 
 /* --- formats and frames ------------------------------------------------- */
@@ -562,12 +559,9 @@ run_new (const gchar * line, const RefParams * p, guint depth,
 {
   GstAppSinkCallbacks callbacks = { NULL, NULL, on_sample };
   Run *run = g_new0 (Run, 1);
-  GError *err = NULL;
   GstElement *f, *sink;
 
-  run->pipeline = gst_parse_launch (line, &err);
-  fail_unless (run->pipeline != NULL && err == NULL, "%s: %s", line,
-      err ? err->message : "?");
+  run->pipeline = gcvt_pipeline_new (line);
   run->what = g_strdup (what);
   g_mutex_init (&run->lock);
   run->out = g_ptr_array_new_with_free_func ((GDestroyNotify) out_free);
@@ -1131,13 +1125,10 @@ h264_samples (guint n, guint w, guint h)
       "bframes=0 key-int-max=10 ! h264parse ! video/x-h264,"
       "stream-format=byte-stream,alignment=au ! appsink name=sink "
       "sync=false", n, w, h);
-  GError *err = NULL;
-  GstElement *pipeline = gst_parse_launch (line, &err), *sink;
+  GstElement *pipeline = gcvt_pipeline_new (line), *sink;
   GPtrArray *samples = samples_new ();
   GstSample *s;
 
-  fail_unless (pipeline != NULL && err == NULL, "%s: %s", line,
-      err ? err->message : "?");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE);

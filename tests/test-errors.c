@@ -908,7 +908,7 @@ start_within (GstElement * e, gdouble seconds, const gchar * fifo,
     g_printerr ("%s: READY->PAUSED still blocked after %.0f s\n", what,
         seconds);
     /* the reader goes on: nothing to come back to */
-    if (t && g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0)
+    if (t && !gcvt_forked ())
       _exit (1);
     ck_abort_msg ("%s: READY->PAUSED still blocked after %.0f s", what,
         seconds);

@@ -16,12 +16,6 @@
 #include <math.h>
 #include <string.h>
 
-static gboolean
-quick (void)
-{
-  return g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
-}
-
 /* --- frames and kernels ----------------------------------------------------- */
 
 static const struct
@@ -378,7 +372,7 @@ GST_START_TEST (test_random_kernels)
   gchar *name = g_strdup_printf ("random_kernels border=%s",
       ref_border_nick (border));
   GRand *r = ref_rand_new (name);
-  const guint rounds = quick ()? 1 : 3;
+  const guint rounds = gcvt_quick ()? 1 : 3;
 
   for (guint round = 0; round < rounds; round++)
     for (guint f = 0; f < G_N_ELEMENTS (frame_sizes); f++) {
@@ -416,7 +410,7 @@ GST_START_TEST (test_dense_nonfinite)
     RefImage *img;
     const guint w = 131, h = 77;
 
-    if (quick () && b % 2)
+    if (gcvt_quick () && b % 2)
       continue;
     case_init (&c, r, b, REF_GRAY32F);
     img = nonfinite_image (r, w, h, 40, MAX (c.kernel->kw, c.kernel->kh));

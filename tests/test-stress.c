@@ -16,12 +16,6 @@
 
 #define FRAME_DURATION (GST_SECOND / 30)
 
-static gboolean
-quick (void)
-{
-  return g_getenv ("GPUCONVOLVE_TEST_QUICK") != NULL;
-}
-
 static GstBuffer *
 timed_buffer (const RefImage * img, RefFormat fmt, guint n)
 {
@@ -62,7 +56,7 @@ GST_START_TEST (test_renegotiate_every_10_frames)
     {REF_RGBX, REF_RGBX, 64, 48},
     {REF_BGRA, REF_BGRA, 7, 2},
   };
-  const guint per_caps = 10, rounds = quick ()? 1 : 3;
+  const guint per_caps = 10, rounds = gcvt_quick ()? 1 : 3;
   const guint n = rounds * G_N_ELEMENTS (caps) * per_caps;
   GRand *r = ref_rand_new ("renegotiate_every_10_frames");
   GstElement *e = gcvt_element_new ();
@@ -179,7 +173,7 @@ change_properties (gpointer data)
 
 GST_START_TEST (test_properties_from_thread)
 {
-  const guint n = quick ()? 60 : 400;
+  const guint n = gcvt_quick ()? 60 : 400;
   GRand *r = ref_rand_new ("properties_from_thread");
   GstElement *e = gcvt_element_new ();
   RefImage *rgba = gcvt_random_image (r, REF_RGBA, 24, 16, 0, 0);
@@ -263,14 +257,11 @@ typedef struct
 static void
 counted_init (Counted * c, const gchar * description)
 {
-  GError *err = NULL;
   GstElement *f, *sink;
   GstPad *pad;
 
   c->in = c->out = 0;
-  c->pipeline = gst_parse_launch (description, &err);
-  fail_unless (c->pipeline != NULL, "%s: %s", description,
-      err ? err->message : "?");
+  c->pipeline = gcvt_pipeline_new (description);
   f = gst_bin_get_by_name (GST_BIN (c->pipeline), "f");
   sink = gst_bin_get_by_name (GST_BIN (c->pipeline), "sink");
   pad = gst_element_get_static_pad (f, "sink");
@@ -281,25 +272,6 @@ counted_init (Counted * c, const gchar * description)
   gst_object_unref (pad);
   gst_object_unref (f);
   gst_object_unref (sink);
-}
-
-/* Waits for EOS; an error fails. */
-static void
-wait_eos (GstElement * pipeline, const gchar * what)
-{
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  GError *err = NULL;
-
-  fail_unless (msg != NULL, "%s: no EOS within 60 s", what);
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    gst_message_parse_error (msg, &err, NULL);
-    ck_abort_msg ("%s: error from %s: %s", what,
-        GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), err->message);
-  }
-  gst_message_unref (msg);
-  gst_object_unref (bus);
 }
 
 /* Eight pipelines, each with its own gpuconvolve, streaming at once. */
@@ -323,7 +295,7 @@ GST_START_TEST (test_eight_pipelines)
     "filter=gaussian size=9 sigma=2 border=constant border-value=9",
     "filter=box size=1", "filter=gaussian size=11 border=reflect101",
   };
-  const gint frames = quick ()? 10 : 60;
+  const gint frames = gcvt_quick ()? 10 : 60;
   Counted c[8];
   gchar *props = gcvt_launch_props ();
 
@@ -339,7 +311,7 @@ GST_START_TEST (test_eight_pipelines)
         GST_STATE_CHANGE_FAILURE, "pipeline %u did not start", i);
   for (guint i = 0; i < 8; i++) {
     gchar *what = g_strdup_printf ("pipeline %u", i);
-    wait_eos (c[i].pipeline, what);
+    gcvt_pipeline_run_to_eos (c[i].pipeline, 60 * GST_SECOND, what);
     fail_unless_equals_int (g_atomic_int_get (&c[i].in), frames);
     fail_unless_equals_int (g_atomic_int_get (&c[i].out), frames);
     g_free (what);
@@ -374,7 +346,7 @@ rss_bytes (void)
  * cycles: objects by the leaks tracer at exit, bytes by RSS here. */
 GST_START_TEST (test_state_cycles)
 {
-  const guint cycles = quick ()? 40 : 1000;
+  const guint cycles = gcvt_quick ()? 40 : 1000;
   gchar *props = gcvt_launch_props ();
   gchar *line = g_strdup_printf ("videotestsrc num-buffers=3 pattern=ball ! "
       "video/x-raw,format=RGBA,width=24,height=16,framerate=30/1 ! "
@@ -398,7 +370,7 @@ GST_START_TEST (test_state_cycles)
     fail_if (gst_element_set_state (c.pipeline, GST_STATE_PLAYING) ==
         GST_STATE_CHANGE_FAILURE, "%s: could not start", what);
     if (to_eos) {
-      wait_eos (c.pipeline, what);
+      gcvt_pipeline_run_to_eos (c.pipeline, 60 * GST_SECOND, what);
       fail_unless_equals_int (g_atomic_int_get (&c.in) - in0, 3);
       fail_unless_equals_int (g_atomic_int_get (&c.out) - out0, 3);
     } else {
@@ -422,7 +394,7 @@ GST_START_TEST (test_state_cycles)
       "%u\n", cycles, (g_get_monotonic_time () - start) / 1e6,
       rss_early / 1048576.0, cycles / 10, rss_late / 1048576.0, cycles);
   /* 4 MiB over 900 cycles: a leak of more than about 4 KiB a cycle */
-  if (!quick ())
+  if (!gcvt_quick ())
     fail_unless (rss_late < rss_early + 4 * 1024 * 1024, "RSS grew from %"
         G_GSIZE_FORMAT " to %" G_GSIZE_FORMAT " bytes", rss_early, rss_late);
   gst_object_unref (bus);
