@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The dispatcher without a GPU: variant strings, tuning tables (parsing,
  * errors, saving and loading, nearest-neighbour lookup, where they are
- * found, file names) and the analytic heuristic against cases computed here
- * from its documented formula. */
+ * found, file names), the analytic heuristic against cases computed here
+ * from its documented formula, and the record of what runs (GcvChoice:
+ * column pass, the width that runs, the FFT set-up's outcome, the GRAY32F
+ * guard, the CPU backend's path) with its text. */
 #include "gcv-private.h"
 #include "dispatch/gcv-tuning.h"
 
@@ -1179,6 +1181,278 @@ test_ring (void)
   gcv_engine_free (e);
 }
 
+/* --- the record of what runs ---------------------------------------------- */
+
+/* The record's text is what active-algorithm shows (docs/properties.md,
+ * docs/tuning.md). */
+static void
+assert_described (const GcvChoice * c, const gchar * want)
+{
+  gchar *text = gcv_choice_describe (c);
+  g_assert_cmpstr (text, ==, want);
+  g_free (text);
+}
+
+/* One tap wide in tiled or separable: one pass down the columns; never in
+ * the other families, nor for a gradient magnitude. */
+static void
+test_record_column_pass (void)
+{
+  GcvDispatchKey column = { GCV_FORMAT_GRAY32F, 1, 9, FALSE, 1920, 1080, 0 };
+  GcvDispatchKey sep = column;
+  GcvFamilyLimits l;
+  GcvChoice c;
+
+  all_fit (&l);
+  l.unrolled_kw = 1;
+  g_free (choose (&column, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_true (c.column_pass);
+  g_assert_cmpuint (c.run_kw, ==, 1);
+  assert_described (&c, "tiled column pass (heuristic)");
+  sep.separable = TRUE;
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_SEPARABLE);
+  g_assert_true (c.column_pass);
+  assert_described (&c, "separable column pass (heuristic)");
+  g_free (choose (&column, &l, NULL, GCV_FAMILY_DIRECT, NULL, FALSE, &c));
+  g_assert_false (c.column_pass);
+  assert_described (&c, "direct (requested)");
+  g_free (choose (&column, &l, NULL, GCV_FAMILY_REGISTER, NULL, FALSE, &c));
+  g_assert_false (c.column_pass);
+  column.magnitude = TRUE;
+  g_free (choose (&column, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_false (c.column_pass);
+}
+
+/* Tiled's unrolled kernels run a width with no instance of its own widened
+ * to the next instance; adaptive tiling, the other families and gradient
+ * magnitudes run the filter's own width. */
+static void
+test_record_run_width (void)
+{
+  GcvDispatchKey k6 = { GCV_FORMAT_GRAY32F, 6, 5, FALSE, 1920, 1080, 0 };
+  GcvFamilyLimits l;
+  GcvChoice c;
+
+  all_fit (&l);
+  l.unrolled_kw = 7;
+  g_free (choose (&k6, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_false (c.variant.adaptive);
+  g_assert_cmpuint (c.kw, ==, 6);
+  g_assert_cmpuint (c.run_kw, ==, 7);
+  assert_described (&c, "tiled ty=2 unrolled 7 wide (heuristic)");
+  g_free (choose (&k6, &l, NULL, GCV_FAMILY_AUTO, "tiled", FALSE, &c));
+  g_assert_true (c.variant.adaptive);
+  g_assert_cmpuint (c.run_kw, ==, 6);
+  assert_described (&c, "tiled ty=4 adaptive (forced)");
+  g_free (choose (&k6, &l, NULL, GCV_FAMILY_DIRECT, NULL, FALSE, &c));
+  g_assert_cmpuint (c.run_kw, ==, 6);
+  /* the same width: no widening to speak of */
+  l.unrolled_kw = 6;
+  g_free (choose (&k6, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  assert_described (&c, "tiled ty=2 unrolled (heuristic)");
+  /* a gradient magnitude is never widened */
+  l.unrolled_kw = 7;
+  k6.magnitude = TRUE;
+  g_free (choose (&k6, &l, NULL, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_cmpuint (c.run_kw, ==, 6);
+}
+
+/* The FFT set-up is an input of a second call: made, its size goes into
+ * the record; not made, tiled runs and the record says why, with the
+ * words the set-up gave. */
+static void
+test_record_fft_setup (void)
+{
+  GcvDispatchKey small = { GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0 };
+  GcvFamilyLimits l;
+  GcvChoice c;
+
+  all_fit (&l);
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_FFT);
+  g_assert_cmpint (c.variant.fft_tile, ==, 128);
+  l.fft_nx = l.fft_ny = 128;
+  l.fft_tiles = 160;
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_FFT);
+  g_assert_cmpint (c.fft_tiles, ==, 160);
+  assert_described (&c, "fft tile=128, 160 tiles (requested)");
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_AUTO, "fft p=5", FALSE, &c));
+  l.fft_nx = 1944;
+  l.fft_ny = 1088;
+  l.fft_tiles = 1;
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_AUTO, "fft p=5", FALSE, &c));
+  assert_described (&c, "fft p=5 1944x1088 (forced)");
+
+  memset (&l, 0, sizeof (l));
+  all_fit (&l);
+  l.fft_failed = "cuFFT: out of memory";
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_FFT, NULL, FALSE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_cmpint (c.variant.rows, ==, 2);
+  g_assert_cmpint (c.source, ==, GCV_SOURCE_REQUESTED);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FFT_SETUP);
+  g_assert_cmpstr (c.detail, ==, "cuFFT: out of memory");
+  assert_described (&c, "tiled ty=2 unrolled (requested) (fft could not be "
+      "set up): cuFFT: out of memory");
+  /* the outcome only matters where fft was chosen */
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_DIRECT, NULL, FALSE, &c));
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_NONE);
+  g_assert_cmpstr (c.detail, ==, "");
+}
+
+/* GRAY32F input with factors that do not keep the kernel's zeros and
+ * signs: no separable path, and where one was asked for, that is the
+ * reason. Only float frames check for NaN and Inf. */
+static void
+test_record_gray32f_guard (void)
+{
+  GcvDispatchKey sep = { GCV_FORMAT_GRAY32F, 9, 9, TRUE, 1920, 1080, 0 };
+  GcvFamilyLimits l;
+  GcvChoice c;
+
+  all_fit (&l);
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_SEPARABLE);
+  g_assert_true (c.check_finite);
+  sep.factors_differ = TRUE;
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+  g_assert_cmpint (c.variant.family, !=, GCV_FAMILY_SEPARABLE);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_NONE);
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_SEPARABLE, NULL, TRUE, &c));
+  g_assert_cmpint (c.variant.family, ==, GCV_FAMILY_TILED);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FACTOR_SIGNS);
+  sep.separable_only = TRUE;
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+  g_assert_cmpint (c.variant.family, !=, GCV_FAMILY_SEPARABLE);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FACTOR_SIGNS);
+  sep.format = GCV_FORMAT_RGBA;
+  sep.factors_differ = FALSE;
+  g_free (choose (&sep, &l, NULL, GCV_FAMILY_AUTO, NULL, TRUE, &c));
+  g_assert_false (c.check_finite);
+}
+
+/* The key from a filter: a kernel rank 1 only within the tolerance whose
+ * factors give a tap of the other sign (tests/test-nonfinite.c,
+ * nearly_rank1) trips the guard on GRAY32F frames only. */
+static void
+test_record_key (void)
+{
+  static const gfloat column[] = { 0.5f, 1.0f, 0.0f, 0.75f };
+  static const gfloat row[] = { 0.3f, -0.6f, 1.0f, 0.8f, 1e-6f };
+  gfloat k[20];
+  GcvFilterDesc desc;
+  GcvGeometry g = { 0 };
+  GcvDispatchKey key;
+  GcvFilter *f;
+
+  for (guint j = 0; j < 4; j++)
+    for (guint i = 0; i < 5; i++)
+      k[j * 5 + i] = column[j] * row[i];
+  gcv_filter_desc_init (&desc);
+  desc.builtin = GCV_BUILTIN_CUSTOM;
+  desc.kernel = k;
+  desc.n_kernel = 20;
+  desc.kernel_width = 5;
+  desc.kernel_height = 4;
+  g.width = 64;
+  g.height = 48;
+  g.in_format = g.out_format = GCV_FORMAT_GRAY32F;
+  f = gcv_filter_new (&desc, NULL);
+  g_assert_nonnull (f);
+  gcv_dispatch_key_init (&key, &g, f);
+  g_assert_cmpuint (key.kw, ==, 5);
+  g_assert_cmpuint (key.kh, ==, 4);
+  g_assert_true (key.separable);
+  g_assert_false (key.factors_differ);
+  g_assert_false (key.magnitude);
+  gcv_filter_free (f);
+
+  k[2 * 5 + 1] = 1e-7f;
+  k[0 * 5 + 4] = -5e-7f;
+  f = gcv_filter_new (&desc, NULL);
+  g_assert_nonnull (f);
+  gcv_dispatch_key_init (&key, &g, f);
+  g_assert_true (key.separable);
+  g_assert_true (key.factors_differ);
+  g.in_format = g.out_format = GCV_FORMAT_GRAY8;
+  gcv_dispatch_key_init (&key, &g, f);
+  g_assert_false (key.factors_differ);
+  gcv_filter_free (f);
+}
+
+/* The CPU backend's choice: separable for rank-1 kernels (fixed point
+ * where it holds), direct where asked or where the GRAY32F guard says no,
+ * a gradient magnitude's own path; families it does not have named. */
+static void
+test_record_cpu (void)
+{
+  GcvDispatchKey sep = { GCV_FORMAT_GRAY8, 5, 5, TRUE, 640, 480, 0 };
+  GcvDispatchKey mag = { GCV_FORMAT_GRAY8, 3, 3, FALSE, 640, 480, 0 };
+  GcvCpuLimits l = { FALSE, 4 };
+  GcvChoice c;
+
+  gcv_dispatch_choose_cpu (&sep, GCV_FAMILY_AUTO, &l, &c);
+  g_assert_cmpint (c.backend, ==, GCV_BACKEND_CPU);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_SEPARABLE);
+  g_assert_cmpuint (c.threads, ==, 4);
+  assert_described (&c, "separable");
+  l.fixed_point = TRUE;
+  gcv_dispatch_choose_cpu (&sep, GCV_FAMILY_AUTO, &l, &c);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_FIXED_POINT);
+  assert_described (&c, "separable");
+  gcv_dispatch_choose_cpu (&sep, GCV_FAMILY_DIRECT, &l, &c);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_DIRECT);
+  assert_described (&c, "direct");
+  gcv_dispatch_choose_cpu (&sep, GCV_FAMILY_TILED, &l, &c);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_FIXED_POINT);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_CUDA_ONLY);
+  assert_described (&c, "separable (tiled runs on CUDA only)");
+  sep.format = GCV_FORMAT_GRAY32F;
+  sep.factors_differ = TRUE;
+  gcv_dispatch_choose_cpu (&sep, GCV_FAMILY_AUTO, &l, &c);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_DIRECT);
+  g_assert_cmpint (c.fallback, ==, GCV_FALLBACK_FACTOR_SIGNS);
+  g_assert_true (c.check_finite);
+  assert_described (&c, "direct (GRAY32F input: the separable factors do "
+      "not keep the kernel's zeros and signs)");
+  mag.magnitude = TRUE;
+  gcv_dispatch_choose_cpu (&mag, GCV_FAMILY_AUTO, &l, &c);
+  g_assert_cmpint (c.cpu_path, ==, GCV_CPU_PATH_MAGNITUDE);
+  assert_described (&c, "direct");
+  gcv_dispatch_choose_cpu (&mag, GCV_FAMILY_FFT, &l, &c);
+  assert_described (&c, "direct (fft runs on CUDA only)");
+}
+
+/* Where a table's choice came from is in the record and its text. */
+static void
+test_record_table_source (void)
+{
+  GcvDispatchKey small = { GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0 };
+  GcvTuningTable *t = gcv_tuning_table_new ("test GPU", "sm_90");
+  GcvFamilyLimits l;
+  GcvChoice c;
+
+  all_fit (&l);
+  add_row (t, GCV_FORMAT_GRAY32F, 5, 5, FALSE, 1920, 1080, 0.1,
+      "register p=4 block=64");
+  t->source = "shipped";
+  g_free (choose (&small, &l, t, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  g_assert_cmpint (c.source, ==, GCV_SOURCE_TABLE);
+  g_assert_cmpstr (c.table_source, ==, "shipped");
+  assert_described (&c, "register p=4 block=64 (table: shipped)");
+  l.register_fits = FALSE;
+  g_free (choose (&small, &l, t, GCV_FAMILY_AUTO, NULL, FALSE, &c));
+  assert_described (&c, "tiled ty=2 unrolled (table: shipped) (register "
+      "cannot run this size)");
+  gcv_tuning_table_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1202,6 +1476,14 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/heuristic/formula", test_heuristic_formula);
   g_test_add_func ("/dispatch/choice", test_choice);
   g_test_add_func ("/dispatch/choice/magnitude", test_magnitude_choice);
+  g_test_add_func ("/dispatch/record/column-pass", test_record_column_pass);
+  g_test_add_func ("/dispatch/record/run-width", test_record_run_width);
+  g_test_add_func ("/dispatch/record/fft-setup", test_record_fft_setup);
+  g_test_add_func ("/dispatch/record/gray32f-guard",
+      test_record_gray32f_guard);
+  g_test_add_func ("/dispatch/record/key", test_record_key);
+  g_test_add_func ("/dispatch/record/cpu", test_record_cpu);
+  g_test_add_func ("/dispatch/record/table-source", test_record_table_source);
   g_test_add_func ("/engine/ring", test_ring);
   return g_test_run ();
 }
