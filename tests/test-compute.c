@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What gpuconvolve computes: every format and border against the plain
  * reference, kernels of every shape, strides, conversions, separable
- * kernels, built-in filters and presets. */
+ * kernels and built-in filters (presets: test-presets.c). */
 #include "common.h"
 
 #include <math.h>
@@ -1114,123 +1114,6 @@ GST_START_TEST (test_large_derivatives_float_bias)
 
 GST_END_TEST;
 
-/* The presets and the kernels their comments in GstGpuConvolve.prs
- * document. */
-static const struct
-{
-  const gchar *name, *filter;
-  guint size;
-  gdouble sigma;
-} presets[] = {
-  {"blur-gaussian-3", "gaussian", 3, 0.8},
-  {"blur-gaussian-5", "gaussian", 5, 1.1},
-  {"blur-gaussian-9", "gaussian", 9, 1.7},
-  {"blur-box-5", "box", 5, 1.0},
-  {"sharpen", "sharpen", 5, 1.0},
-  {"emboss", "emboss", 3, 1.0},
-  {"laplacian", "laplacian", 3, 1.0},
-  {"log-9", "log", 9, 1.4},
-  {"edge-sobel-x", "sobel-x", 3, 1.0},
-  {"edge-sobel-y", "sobel-y", 3, 1.0},
-  {"edge-scharr-x", "scharr-x", 3, 1.0},
-  {"edge-scharr-y", "scharr-y", 3, 1.0},
-};
-
-/* Leaves every filter property away from its default, so a preset must
- * set them all. */
-static void
-scramble_properties (GstElement * e)
-{
-  static const gdouble k[15] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-    14, 15
-  };
-  g_object_set (e, "kernel-width", 5, "kernel-height", 3, NULL);
-  gcvt_set_floats (e, "kernel", k, 15);
-  g_object_set (e, "anchor-x", 4, "anchor-y", 2, "normalize", TRUE,
-      "scale", 3.0, "bias", 7.0, "border-value", 9.0, "size", 7,
-      "sigma", 2.5, NULL);
-  gst_util_set_object_arg (G_OBJECT (e), "mode", "convolution");
-  gst_util_set_object_arg (G_OBJECT (e), "border", "wrap");
-  gst_util_set_object_arg (G_OBJECT (e), "alpha", "filter");
-}
-
-GST_START_TEST (test_presets)
-{
-  GRand *r = ref_rand_new ("presets");
-  GstElement *e = gcvt_element_new ();
-  gchar **names = gst_preset_get_preset_names (GST_PRESET (e));
-
-  /* the file and this table list the same presets */
-  fail_unless (names != NULL, "no presets found (GST_PRESET_PATH=%s)",
-      g_getenv ("GST_PRESET_PATH"));
-  fail_unless_equals_int (g_strv_length (names), G_N_ELEMENTS (presets));
-  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
-    fail_unless (g_strv_contains ((const gchar * const *) names,
-            presets[i].name), "preset %s is missing", presets[i].name);
-  g_strfreev (names);
-  gcvt_element_unref (e);
-
-  for (guint i = 0; i < G_N_ELEMENTS (presets); i++) {
-    RefKernel *k = ref_builtin (presets[i].filter, presets[i].size,
-        presets[i].sigma);
-    gboolean rank1 = ref_kernel_is_rank1 (k);
-    RefImage *img = gcvt_random_image (r, REF_GRAY32F, 17, 12, -1.0, 1.0);
-    gchar *algorithm;
-    RefParams p;
-
-    e = gcvt_element_new ();
-    scramble_properties (e);
-    fail_unless (gst_preset_load_preset (GST_PRESET (e), presets[i].name),
-        "could not load preset %s", presets[i].name);
-    /* a preset sets algorithm=auto; put back the one under test, which
-     * the start refuses with separable for kernels that are not rank 1 */
-    gcvt_apply_algorithm (e);
-    algorithm = gcvt_prop_string (e, "algorithm");
-    fail_unless_equals_string (algorithm, gcvt_algorithm ());
-    g_free (algorithm);
-
-    ref_params_init (&p, k);
-    if (!gcvt_refused_as_not_separable (e, rank1))
-      gcvt_run_and_check (e, REF_GRAY32F, REF_GRAY32F, img, &p, 0, 0,
-          presets[i].name);
-    gcvt_element_unref (e);
-    ref_image_free (img);
-    ref_kernel_free (k);
-  }
-  g_rand_free (r);
-}
-
-GST_END_TEST;
-
-/* An unknown preset is refused and changes nothing. */
-GST_START_TEST (test_unknown_preset)
-{
-  static const gchar *const props[] = {
-    "filter", "size", "sigma", "kernel-width", "kernel-height", "kernel",
-    "row-kernel", "column-kernel", "normalize", "scale", "bias", "mode",
-    "anchor-x", "anchor-y", "border", "border-value", "alpha", "separable",
-    "algorithm",
-  };
-  GstElement *e = gcvt_element_new ();
-  gchar *before[G_N_ELEMENTS (props)];
-
-  scramble_properties (e);
-  for (guint i = 0; i < G_N_ELEMENTS (props); i++)
-    before[i] = gcvt_prop_string (e, props[i]);
-  fail_if (gst_preset_load_preset (GST_PRESET (e), "no-such-preset"));
-  for (guint i = 0; i < G_N_ELEMENTS (props); i++) {
-    gchar *after = gcvt_prop_string (e, props[i]);
-    fail_unless_equals_string (after, before[i]);
-    g_free (after);
-    g_free (before[i]);
-  }
-  /* and a real one still loads afterwards */
-  fail_unless (gst_preset_load_preset (GST_PRESET (e), "edge-sobel-x"));
-  gcvt_element_unref (e);
-}
-
-GST_END_TEST;
-
 static Suite *
 compute_suite (void)
 {
@@ -1257,8 +1140,6 @@ compute_suite (void)
   tcase_add_test (tc, test_magnitude_not_separable);
   tcase_add_loop_test (tc, test_large_derivatives, 0, 2);
   tcase_add_loop_test (tc, test_large_derivatives_float_bias, 0, 2);
-  tcase_add_test (tc, test_presets);
-  tcase_add_test (tc, test_unknown_preset);
   return s;
 }
 

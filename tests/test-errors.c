@@ -16,7 +16,7 @@
  * (test-properties.c); three settings invalid at start, backend=cuda with no
  * device, the backend=auto fallback, caps limits on the pad
  * (test-properties.c); short buffers and strides, settings made invalid
- * while playing (test-stream.c); an unknown preset (test-compute.c). */
+ * while playing (test-stream.c); an unknown preset (test-presets.c). */
 #include "common.h"
 
 #include <gst/video/video.h>
