@@ -268,6 +268,21 @@ gcvt_element_new (void)
   return e;
 }
 
+GstElement *
+gcvt_element_new_depth (guint queue_depth)
+{
+  GstElement *e = gcvt_element_new ();
+
+  g_object_set (e, "queue-depth", queue_depth, NULL);
+  return e;
+}
+
+guint
+gcvt_in_flight (guint queue_depth)
+{
+  return gcvt_on_cuda ()? queue_depth : 1;
+}
+
 void
 gcvt_apply_algorithm (GstElement * element)
 {

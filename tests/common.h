@@ -66,6 +66,11 @@ GstClockTime gcvt_time_limit (GstClockTime base);
 
 /* A gpuconvolve element with the backend and algorithm under test. */
 GstElement *gcvt_element_new (void);
+/* The same with `queue_depth` frames in flight at most. */
+GstElement *gcvt_element_new_depth (guint queue_depth);
+/* Frames in flight at most with `queue_depth`: the depth on CUDA, one on
+ * the CPU. */
+guint gcvt_in_flight (guint queue_depth);
 /* Sets the algorithm under test again (a preset resets it). */
 void gcvt_apply_algorithm (GstElement * element);
 /* "backend=... algorithm=..." for launch lines */

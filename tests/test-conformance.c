@@ -2,10 +2,11 @@
 /* GStreamer conformance: properties in any order (docs/properties.md), metas
  * and crop (docs/pipeline.md), buffer geometry from metas checked without
  * overflow, allocation, events and flags with frames in flight, segments in
- * other formats, and failures while streaming (docs/errors.md). Each case
- * runs on the backend and family under test; on CUDA the default
- * queue-depth of 2 keeps a frame in flight, which the ordering cases are
- * about. */
+ * other formats, and failures while streaming (docs/errors.md); latency
+ * and passthrough have files of their own (test-latency.c,
+ * test-passthrough.c). Each case runs on the backend and family under
+ * test; on CUDA the default queue-depth of 2 keeps a frame in flight, which
+ * the ordering cases are about. */
 #include "common.h"
 
 #include <gst/video/video.h>
@@ -18,15 +19,13 @@
 static guint
 depth (void)
 {
-  return gcvt_on_cuda () ? QUEUE_DEPTH : 1;
+  return gcvt_in_flight (QUEUE_DEPTH);
 }
 
 static GstElement *
 element_new (void)
 {
-  GstElement *e = gcvt_element_new ();
-  g_object_set (e, "queue-depth", QUEUE_DEPTH, NULL);
-  return e;
+  return gcvt_element_new_depth (QUEUE_DEPTH);
 }
 
 /* A kernel of small integers (exact in float): of rank 2 or more, but
@@ -449,26 +448,6 @@ GST_START_TEST (test_unaligned_float_rows)
 
 GST_END_TEST;
 
-/* In passthrough (the identity) a buffer that does not hold the frame is
- * refused too, though nothing of it would be read. */
-GST_START_TEST (test_passthrough_short_buffer)
-{
-  GstElement *e = element_new ();
-  GstHarness *h = gcvt_harness_new (e);
-
-  gcvt_set_caps (h, REF_RGBA, REF_RGBA, 16, 8);
-  fail_unless (gst_base_transform_is_passthrough (GST_BASE_TRANSFORM (e)));
-  fail_unless_equals_int (gst_harness_push (h,
-          gst_buffer_new_allocate (NULL, 16 * 4 * 8 - 1, NULL)),
-      GST_FLOW_ERROR);
-  gcvt_assert_message (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
-      GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, "511");
-  gst_harness_teardown (h);
-  gcvt_element_unref (e);
-}
-
-GST_END_TEST;
-
 /* --- allocation and passthrough ----------------------------------------- */
 
 /* Downstream's allocation answer: a pool it fills of min = max = 3. */
@@ -524,56 +503,6 @@ GST_START_TEST (test_pool_for_downstream_and_flight)
   gst_object_unref (pool);
   gst_harness_teardown (h);
   gcvt_element_unref (e);
-  ref_image_free (img);
-  g_rand_free (r);
-}
-
-GST_END_TEST;
-
-/* From the identity (passthrough) to a filter: the element takes its own
- * pool and asks upstream to choose its pool again. */
-GST_START_TEST (test_passthrough_to_filtering)
-{
-  GRand *r = ref_rand_new ("passthrough_to_filtering");
-  RefImage *img = gcvt_random_image (r, REF_RGBA, 24, 16, 0, 0);
-  RefKernel *box = ref_builtin ("box", 3, 1.0);
-  GstElement *e = element_new ();
-  GstHarness *h;
-  GstBuffer *in, *out;
-  GstBufferPool *pool;
-  GstEvent *ev;
-  RefParams p;
-  gboolean reconfigure = FALSE;
-
-  h = gcvt_harness_new (e);
-  gcvt_set_caps (h, REF_RGBA, REF_RGBA, 24, 16);
-  in = gcvt_buffer_new (img, REF_RGBA, 0, 0, FALSE);
-  out = gcvt_process (h, gst_buffer_ref (in));
-  fail_unless (out == in, "the identity did not pass the buffer through");
-  gst_buffer_unref (out);
-  gst_buffer_unref (in);
-  while ((ev = gst_harness_try_pull_upstream_event (h)))
-    gst_event_unref (ev);
-
-  gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
-  g_object_set (e, "size", 3, NULL);
-  out = gcvt_process (h, gcvt_buffer_new (img, REF_RGBA, 0, 0, FALSE));
-  ref_params_init (&p, box);
-  gcvt_assert_frame (out, REF_RGBA, REF_RGBA, img, &p, "after passthrough");
-  pool = gst_base_transform_get_buffer_pool (GST_BASE_TRANSFORM (e));
-  fail_unless (pool != NULL, "no pool after leaving passthrough");
-  fail_unless (out->pool == pool, "the output is not from the element's "
-      "pool");
-  gst_object_unref (pool);
-  gst_buffer_unref (out);
-  while ((ev = gst_harness_try_pull_upstream_event (h))) {
-    reconfigure |= GST_EVENT_TYPE (ev) == GST_EVENT_RECONFIGURE;
-    gst_event_unref (ev);
-  }
-  fail_unless (reconfigure, "upstream was not asked to reconfigure");
-  gst_harness_teardown (h);
-  gcvt_element_unref (e);
-  ref_kernel_free (box);
   ref_image_free (img);
   g_rand_free (r);
 }
@@ -646,46 +575,6 @@ GST_START_TEST (test_flags_and_events_in_order)
   gst_harness_teardown (h);
   gcvt_element_unref (e);
   g_string_free (s.seen, TRUE);
-  ref_image_free (img);
-  g_rand_free (r);
-}
-
-GST_END_TEST;
-
-/* At a variable framerate (0/1) the latency counts frames in flight in the
- * duration of the latest buffer. */
-GST_START_TEST (test_latency_variable_framerate)
-{
-  GRand *r = ref_rand_new ("latency_variable_framerate");
-  RefImage *img = gcvt_random_image (r, REF_GRAY8, 16, 8, 0, 0);
-  GstElement *e = element_new ();
-  GstHarness *h;
-  GstCaps *caps;
-  GstBuffer *b;
-  GstQuery *q;
-  GstClockTime before, after;
-
-  gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
-  h = gcvt_harness_new (e);
-  caps = gcvt_caps (REF_GRAY8, 16, 8);
-  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1, NULL);
-  gst_harness_set_caps (h, gst_caps_ref (caps), caps);
-  q = gst_query_new_latency ();
-  fail_unless (gst_pad_peer_query (h->sinkpad, q));
-  gst_query_parse_latency (q, NULL, &before, NULL);
-  gst_query_unref (q);
-  b = gcvt_buffer_new (img, REF_GRAY8, 0, 0, FALSE);
-  GST_BUFFER_PTS (b) = 0;
-  GST_BUFFER_DURATION (b) = 40 * GST_MSECOND;
-  fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-  q = gst_query_new_latency ();
-  fail_unless (gst_pad_peer_query (h->sinkpad, q));
-  gst_query_parse_latency (q, NULL, &after, NULL);
-  gst_query_unref (q);
-  fail_unless_equals_uint64 (after - before, (depth () - 1) * 40 *
-      GST_MSECOND);
-  gst_harness_teardown (h);
-  gcvt_element_unref (e);
   ref_image_free (img);
   g_rand_free (r);
 }
@@ -853,12 +742,9 @@ conformance_suite (void)
   tcase_add_test (tc, test_crop_meta_wrong_size);
   tcase_add_test (tc, test_metas_pass);
   tcase_add_test (tc, test_meta_overflow);
-  tcase_add_test (tc, test_passthrough_short_buffer);
   tcase_add_test (tc, test_unaligned_float_rows);
   tcase_add_test (tc, test_pool_for_downstream_and_flight);
-  tcase_add_test (tc, test_passthrough_to_filtering);
   tcase_add_test (tc, test_flags_and_events_in_order);
-  tcase_add_test (tc, test_latency_variable_framerate);
   tcase_add_test (tc, test_bytes_segment);
 #ifdef GCVT_FAULT_INJECTION
   GCVT_ADD_TEST_IF (tc, test_filter_change_failure, gcvt_on_cuda (),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames in flight on the CUDA backend: queue depths, EOS, flush, caps
- * changes with frames on the GPU, pinned memory, latency. Runs only on the
- * CUDA backend (it skips elsewhere: on the CPU one frame is in flight). */
+ * changes with frames on the GPU, pinned memory (their latency:
+ * test-latency.c). Runs only on the CUDA backend (it skips elsewhere: on
+ * the CPU one frame is in flight). */
 #include "common.h"
 
 #include <gst/video/video.h>
@@ -331,34 +332,6 @@ GST_START_TEST (test_pinned_pool)
 
 GST_END_TEST;
 
-/* queue-depth N adds N-1 frame durations of latency. */
-GST_START_TEST (test_latency_depth)
-{
-  GRand *rand = ref_rand_new ("latency");
-  Clip clip;
-  GstHarness *hn;
-  GstQuery *q;
-  GstClockTime min, max;
-  gboolean live;
-
-  clip_init (&clip, rand, REF_GRAY8, W, H);
-  hn = harness_with_depth (3, &clip, REF_GRAY8, W, H);
-  gst_harness_set_src_caps_str (hn, "video/x-raw, format=GRAY8, width=97, "
-      "height=61, framerate=30/1");
-  gst_harness_set_upstream_latency (hn, 0);
-  q = gst_query_new_latency ();
-  fail_unless (gst_pad_peer_query (hn->sinkpad, q));
-  gst_query_parse_latency (q, &live, &min, &max);
-  fail_unless_equals_uint64 (min, gst_util_uint64_scale_int (2 * GST_SECOND,
-          1, 30));
-  gst_query_unref (q);
-  harness_free (hn);
-  clip_clear (&clip);
-  g_rand_free (rand);
-}
-
-GST_END_TEST;
-
 static Suite *
 inflight_suite (void)
 {
@@ -376,7 +349,6 @@ inflight_suite (void)
   tcase_add_test (tc, test_flush_mid_stream);
   tcase_add_test (tc, test_caps_change_in_flight);
   tcase_add_test (tc, test_pinned_pool);
-  tcase_add_test (tc, test_latency_depth);
   return s;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve in a stream: property changes between buffers, renegotiation,
- * EOS, passthrough, state changes without leaks, latency, and frames that
- * do not fit the caps. */
+ * EOS, state changes without leaks, the ALLOCATION query, and frames that
+ * do not fit the caps (passthrough: test-passthrough.c; latency:
+ * test-latency.c). */
 #include "common.h"
 
 #include <gst/base/gstbasetransform.h>
@@ -205,78 +206,6 @@ GST_START_TEST (test_renegotiation_and_eos)
 
 GST_END_TEST;
 
-/* A kernel that is the identity after scale/normalize makes the element
- * passthrough: the output buffer is the input buffer. */
-GST_START_TEST (test_identity_passthrough)
-{
-  static const struct
-  {
-    guint kw, kh;
-    gdouble k[15];
-    gint ax, ay;
-    gdouble scale, bias;
-    gboolean normalize, identity;
-    RefFormat out;
-  } cases[] = {
-    {0, 0, {0}, -1, -1, 1, 0, FALSE, TRUE, REF_RGBA},   /* no kernel */
-    {3, 3, {0, 0, 0, 0, 1, 0, 0, 0, 0}, -1, -1, 1, 0, FALSE, TRUE, REF_RGBA},
-    {5, 3, {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 3, 0, 1, 0, FALSE,
-        TRUE, REF_RGBA},
-    {3, 1, {0, 0.5, 0}, -1, -1, 2, 0, FALSE, TRUE, REF_RGBA},
-    {1, 3, {0, 3, 0}, -1, -1, 1, 0, TRUE, TRUE, REF_RGBA},
-    /* not the identity */
-    {3, 3, {0, 0, 0, 0, 1, 0, 0, 0, 0}, -1, -1, 1, 1, FALSE, FALSE, REF_RGBA},
-    {3, 3, {0, 0, 0, 0, 1, 0, 0, 0, 0}, 0, 0, 1, 0, FALSE, FALSE, REF_RGBA},
-    {3, 1, {0, 0.5, 0}, -1, -1, 1, 0, FALSE, FALSE, REF_RGBA},
-    /* the identity, but converting */
-    {0, 0, {0}, -1, -1, 1, 0, FALSE, FALSE, REF_GRAY32F},
-  };
-  GRand *r = ref_rand_new ("identity_passthrough");
-
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
-    RefFormat in = cases[c].out == REF_GRAY32F ? REF_GRAY8 : REF_RGBA;
-    RefKernel *k = NULL;
-    RefParams p;
-    RefImage *img = gcvt_random_image (r, in, 8, 6, 0, 0);
-    GstElement *e = gcvt_element_new ();
-    GstHarness *h;
-    GstBuffer *buf, *out;
-    gchar *what = g_strdup_printf ("case %u", c);
-
-    if (cases[c].kw) {
-      k = ref_kernel_new (cases[c].kw, cases[c].kh);
-      memcpy (k->k, cases[c].k, sizeof (gdouble) * cases[c].kw * cases[c].kh);
-    }
-    ref_params_init (&p, k);
-    p.anchor_x = cases[c].ax;
-    p.anchor_y = cases[c].ay;
-    p.scale = cases[c].scale;
-    p.bias = cases[c].bias;
-    p.normalize = cases[c].normalize;
-    p.border = REF_BORDER_CONSTANT;     /* makes a shifted copy visible */
-    p.border_value = 7;
-    gcvt_set_params (e, &p);
-    h = gcvt_harness_new (e);
-    gcvt_set_caps (h, in, cases[c].out, 8, 6);
-    buf = gcvt_buffer_new (img, in, 0, 0, FALSE);
-    out = gcvt_process (h, gst_buffer_ref (buf));
-    fail_unless_equals_int (gst_base_transform_is_passthrough
-        (GST_BASE_TRANSFORM (e)), cases[c].identity);
-    fail_unless_equals_int (out == buf, cases[c].identity);
-    gcvt_assert_frame (out, in, cases[c].out, img, &p, what);
-    gst_buffer_unref (out);
-    gst_buffer_unref (buf);
-    gst_harness_teardown (h);
-    gcvt_element_unref (e);
-    ref_kernel_free (k);
-    ref_image_free (img);
-    g_free (what);
-  }
-  g_rand_free (r);
-}
-
-GST_END_TEST;
-
 /* --- state changes and leaks -------------------------------------------- */
 
 static GstTracer *
@@ -440,37 +369,6 @@ GST_START_TEST (test_state_cycles_no_leaks)
 GST_END_TEST;
 
 /* --- queries ------------------------------------------------------------ */
-
-/* The LATENCY query is answered with upstream's latency plus queue-depth - 1
- * frames where frames stay in flight (CUDA); the CPU adds none. */
-GST_START_TEST (test_latency_query)
-{
-  static const guint depths[] = { 1, 2, 3 };
-
-  for (guint d = 0; d < G_N_ELEMENTS (depths); d++) {
-    GstElement *e = gcvt_element_new ();
-    GstHarness *h;
-    GstQuery *q = gst_query_new_latency ();
-    GstClockTime min, max, upstream = 10 * GST_MSECOND, extra;
-    gboolean live;
-
-    g_object_set (e, "queue-depth", depths[d], NULL);
-    h = gcvt_harness_new (e);
-    gst_harness_set_upstream_latency (h, upstream);
-    gst_harness_set_caps (h, gcvt_caps (REF_GRAY8, 8, 8),
-        gcvt_caps (REF_GRAY8, 8, 8));       /* 30 fps */
-    fail_unless (gst_pad_peer_query (h->sinkpad, q), "LATENCY unanswered");
-    gst_query_parse_latency (q, &live, &min, &max);
-    extra = gcvt_on_cuda ()? (depths[d] - 1) * GST_SECOND / 30 : 0;
-    fail_unless (live);
-    fail_unless_equals_uint64 (min, upstream + extra);
-    gst_query_unref (q);
-    gst_harness_teardown (h);
-    gcvt_element_unref (e);
-  }
-}
-
-GST_END_TEST;
 
 /* Upstream's ALLOCATION query: while filtering, the element answers it and
  * takes GstVideoMeta (any stride); in passthrough the buffers go downstream
@@ -671,9 +569,7 @@ stream_suite (void)
   tcase_add_test (tc, test_property_change_next_buffer);
   tcase_add_test (tc, test_controlled_bias);
   tcase_add_test (tc, test_renegotiation_and_eos);
-  tcase_add_test (tc, test_identity_passthrough);
   tcase_add_test (tc, test_state_cycles_no_leaks);
-  tcase_add_test (tc, test_latency_query);
   tcase_add_test (tc, test_allocation_query);
   tcase_add_test (tc, test_short_buffer);
   tcase_add_test (tc, test_short_stride);
