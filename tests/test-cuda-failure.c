@@ -106,7 +106,7 @@ GST_START_TEST (test_failure_injected)
   GstFlowReturn ret = GST_FLOW_OK;
   guint pushed = 0, out;
 
-  fail_unless (gcvt_forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());  /* registered only there */
   r = ref_rand_new (c->spec);
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   e = gcvt_element_new ();
@@ -165,10 +165,9 @@ GST_START_TEST (test_failure_in_pipeline)
   const FailCase *c = &pipeline_cases[__i__];
   gchar *props, *line;
   GstElement *pipeline, *f;
-  GstBus *bus;
   GstMessage *msg;
 
-  fail_unless (gcvt_forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());  /* registered only there */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", c->spec, TRUE);
   props = gcvt_launch_props ();
   line = g_strdup_printf ("videotestsrc num-buffers=%d ! "
@@ -177,16 +176,12 @@ GST_START_TEST (test_failure_in_pipeline)
       props);
   pipeline = gcvt_pipeline_new (line);
   f = gst_bin_get_by_name (GST_BIN (pipeline), "f");
-  bus = gst_element_get_bus (pipeline);
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
+  msg = gcvt_pipeline_run (pipeline, 60 * GST_SECOND, c->spec);
+  fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
       "%s: no error in %d frames", c->spec, MAX_FRAMES);
   assert_cuda_error (msg, f, c);
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
-  gst_object_unref (bus);
   gst_object_unref (f);
   gst_object_unref (pipeline);
   g_unsetenv ("GPUCONVOLVE_CUDA_FAIL");
@@ -202,10 +197,8 @@ GST_START_TEST (test_no_allocation_per_frame)
 {
   gchar *props, *line;
   GstElement *pipeline;
-  GstBus *bus;
-  GstMessage *msg;
 
-  fail_unless (gcvt_forked ());       /* registered only there */
+  fail_unless (gcvt_forked ());  /* registered only there */
   /* far more than the set-up takes: 2 slots of at most 6 buffers, 5 pinned
    * output buffers, and the upstream pool's */
   g_setenv ("GPUCONVOLVE_CUDA_FAIL", "alloc:60", TRUE);
@@ -215,16 +208,10 @@ GST_START_TEST (test_no_allocation_per_frame)
       "filter=gaussian size=7 sigma=2 ! fakesink sync=false", MAX_FRAMES,
       props);
   pipeline = gcvt_pipeline_new (line);
-  bus = gst_element_get_bus (pipeline);
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
-      "an allocation after the set-up: %" GST_PTR_FORMAT, msg);
-  gst_message_unref (msg);
+  /* an allocation after the set-up fails the stream */
+  gcvt_pipeline_run_to_eos (pipeline, 60 * GST_SECOND, "alloc:60");
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
-  gst_object_unref (bus);
   gst_object_unref (pipeline);
   g_unsetenv ("GPUCONVOLVE_CUDA_FAIL");
   g_free (line);
