@@ -11,7 +11,7 @@
 #include "common.h"
 #include "configs.h"
 #include "sweep.h"
-#include "dispatch/gcv-tuning.h"
+#include "gcv-tools.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <cuda_runtime_api.h>
 
-#include "gcv-private.h"   /* the engine's internals: the benchmark measures them */
+#include "gcv-tools.h"     /* the engine as its tools see it */
 
 #ifdef __cplusplus
 extern "C" {

@@ -82,14 +82,15 @@ double
 bench_tolerance (GcvFormat format, const GcvFilter * filter,
     double max_abs_in)
 {
+  GcvFilterTaps f;
   RefParams p;
   RefKernel *k;
   double tol;
 
   if (format != GCV_FORMAT_GRAY32F)
     return 1.0;
-  k = ref_params_init_taps (&p, filter->taps, filter->kw, filter->kh,
-      filter->ax, filter->ay, filter->bias);
+  gcv_filter_get_taps (filter, &f);
+  k = ref_params_init_taps (&p, f.taps, f.kw, f.kh, f.ax, f.ay, f.bias);
   tol = ref_float_bound (&p, max_abs_in, 1.0);
   ref_kernel_free (k);
   return tol;
@@ -106,16 +107,19 @@ diff (double a, double b)
 double
 bench_check_samples (GcvFormat format, const guint8 * in, gsize in_stride,
     const guint8 * out, gsize out_stride, guint width, guint height,
-    const GcvFilter * f, const BenchSamples * samples, gboolean check_alpha)
+    const GcvFilter * filter, const BenchSamples * samples,
+    gboolean check_alpha)
 {
+  GcvFilterTaps f;
   gboolean gray = format == GCV_FORMAT_GRAY32F;
   guint channels = bench_channels (format);
   const RefView view = { in, in_stride, width, height, 4, gray };
   RefParams p;
-  RefKernel *k = ref_params_init_taps (&p, f->taps, f->kw, f->kh, f->ax,
-      f->ay, f->bias);
+  RefKernel *k;
   double worst = 0.0;
 
+  gcv_filter_get_taps (filter, &f);
+  k = ref_params_init_taps (&p, f.taps, f.kw, f.kh, f.ax, f.ay, f.bias);
   for (guint s = 0; s < samples->n; s++) {
     guint x = samples->x[s], y = samples->y[s];
     for (guint c = 0; c < channels; c++) {

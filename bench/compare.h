@@ -5,7 +5,7 @@
 #define BENCH_COMPARE_H
 
 #include <glib.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 G_BEGIN_DECLS
 

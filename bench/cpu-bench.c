@@ -3,7 +3,7 @@
  * OpenCV's filters in the same process (where the peer is built) and a
  * parallel copy of the frame, every engine output checked against a
  * double-precision reference. See bench/README.md. */
-#include "gcv-private.h"
+#include "gcv-tools.h"
 #include "cpu/gcv-cpu-pool.h"
 #include "cpu-opencv-peer.h"
 #include "reference.h"
@@ -136,9 +136,10 @@ copy_task (gpointer data, guint task, guint worker)
 /* The largest error at the frame's corners, along its edges and at random
  * pixels, against the bound of docs/filters.md; FALSE when one is over it. */
 static gboolean
-check_output (const Case * c, const GcvFilter * f, const guint8 * src,
+check_output (const Case * c, const GcvFilter * filter, const guint8 * src,
     const guint8 * dst, GRand * rand, gdouble * worst, gdouble * bound)
 {
+  GcvFilterTaps taps, *f = &taps;
   const guint channels = c->format == GCV_FORMAT_GRAY32F
       || c->format == GCV_FORMAT_GRAY8 ? 1 : 3;
   const guint px = gcv_format_pixel_size (c->format);
@@ -147,11 +148,13 @@ check_output (const Case * c, const GcvFilter * f, const guint8 * src,
     c->height, px, c->format == GCV_FORMAT_GRAY32F
   };
   RefParams p;
-  RefKernel *k = ref_params_init_taps (&p, f->taps, f->kw, f->kh, f->ax,
-      f->ay, f->bias);
+  RefKernel *k;
   gdouble max_in = 0.0;
   gboolean ok = TRUE;
 
+  gcv_filter_get_taps (filter, &taps);
+  k = ref_params_init_taps (&p, f->taps, f->kw, f->kh, f->ax, f->ay,
+      f->bias);
   if (c->format == GCV_FORMAT_GRAY32F) {
     for (gsize i = 0; i < (gsize) c->width * c->height; i++)
       max_in = MAX (max_in, fabs (((const gfloat *) src)[i]));

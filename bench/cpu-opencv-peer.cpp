@@ -58,7 +58,7 @@ cv_type (GcvFormat format)
 
 /* OpenCV's name for the border; -1 where it has none that matches. */
 static int
-cv_border (const GcvFilter * f)
+cv_border (const GcvFilterTaps * f)
 {
   switch (f->border) {
     case GCV_BORDER_CONSTANT:
@@ -78,9 +78,14 @@ cv_border (const GcvFilter * f)
 gboolean
 cpu_peer_run (CpuPeerOp op, GcvFormat format, guint width, guint height,
     const void *src, gsize src_stride, void *dst, gsize dst_stride,
-    const GcvFilter * f, guint gaussian_size, gdouble sigma, GError ** error)
+    const GcvFilter * filter, guint gaussian_size, gdouble sigma,
+    GError ** error)
 {
-  int border = cv_border (f);
+  GcvFilterTaps taps, *f = &taps;
+  int border;
+
+  gcv_filter_get_taps (filter, &taps);
+  border = cv_border (f);
 
   if (border < 0) {
     g_set_error (error, CPU_PEER_ERROR, 0, "OpenCV has no %s border",
@@ -104,13 +109,16 @@ cpu_peer_run (CpuPeerOp op, GcvFormat format, guint width, guint height,
                 (int) gaussian_size), sigma, sigma, border);
         break;
       case CPU_PEER_SEP_FILTER_2D:{
-        const cv::Mat kx (1, (int) f->kw, CV_32F, f->row);
-        const cv::Mat ky ((int) f->kh, 1, CV_32F, f->column);
+        const cv::Mat kx (1, (int) f->kw, CV_32F,
+            const_cast < gfloat * >(f->row));
+        const cv::Mat ky ((int) f->kh, 1, CV_32F,
+            const_cast < gfloat * >(f->column));
         cv::sepFilter2D (in, out, -1, kx, ky, anchor, f->bias, border);
         break;
       }
       default:{
-        const cv::Mat k ((int) f->kh, (int) f->kw, CV_32F, f->taps);
+        const cv::Mat k ((int) f->kh, (int) f->kw, CV_32F,
+            const_cast < gfloat * >(f->taps));
         cv::filter2D (in, out, -1, k, anchor, f->bias, border);
         break;
       }

@@ -7,7 +7,7 @@
 #define BENCH_CPU_OPENCV_PEER_H
 
 #include <glib.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 G_BEGIN_DECLS
 

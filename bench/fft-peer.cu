@@ -174,14 +174,16 @@ grid_for (int w, int h, dim3 block)
 
 BenchFftPeer *
 bench_fft_peer_new (GcvFormat format, guint width, guint height,
-    const GcvFilter * f, cudaStream_t stream)
+    const GcvFilter * filter, cudaStream_t stream)
 {
+  GcvFilterTaps taps, *f = &taps;
   BenchFftPeer *p = g_new0 (BenchFftPeer, 1);
   int n[2], device, sms;
   size_t half, plane;
   float *g, *d_g;
   cufftHandle once;
 
+  gcv_filter_get_taps (filter, &taps);
   if (format != GCV_FORMAT_GRAY32F && gcv_format_pixel_size (format) != 4)
     bench_die ("the cuFFT peer takes GRAY32F and RGBA-family frames");
   p->format = format;

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 #include <cuda_runtime_api.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 #ifdef __cplusplus
 extern "C" {

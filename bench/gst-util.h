@@ -5,7 +5,7 @@
 #define BENCH_GST_UTIL_H
 
 #include <gst/gst.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 G_BEGIN_DECLS
 

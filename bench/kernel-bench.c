@@ -59,7 +59,13 @@ fill_row (const Frame * fr, const Config * c, BenchRow * row)
   row->kw = c->shape.kw;
   row->kh = c->shape.kh;
   row->form = bench_form_name (c->form);
-  row->rank1 = c->filter ? c->filter->rank1 : -1;
+  if (c->filter) {
+    GcvFilterTaps taps;
+    gcv_filter_get_taps (c->filter, &taps);
+    row->rank1 = taps.rank1;
+  } else {
+    row->rank1 = -1;
+  }
 }
 
 /* Rates from the median time. */
@@ -369,6 +375,7 @@ run_config (Frame * fr, BenchShape shape, BenchForm form)
   const BenchPlan *plan = ctx->plan;
   Config c = { shape, form, NULL, 0.0 };
   GcvFilter *filter;
+  GcvFilterTaps taps;
   GError *error = NULL;
 
   filter = bench_make_filter (shape, form, ctx->seed, &error);
@@ -384,12 +391,13 @@ run_config (Frame * fr, BenchShape shape, BenchForm form)
     return;
   }
   c.filter = filter;
+  gcv_filter_get_taps (filter, &taps);
   c.tol = bench_tolerance (fr->frame->format, filter, fr->max_abs_in);
   fr->have_ref = FALSE;
   printf ("-- %ux%u %s: %s; rank 1: %s; tolerance %.3g\n", shape.kw,
       shape.kh, bench_form_name (form), form == BENCH_FORM_2D ?
       "Gaussian plus noise, full kernel, separable=never" :
-      "Gaussian as row and column kernels", filter->rank1 ? "yes" : "no",
+      "Gaussian as row and column kernels", taps.rank1 ? "yes" : "no",
       c.tol);
 
   for (guint i = 0; i < plan->families->len; i++) {

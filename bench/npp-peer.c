@@ -157,9 +157,10 @@ run (BenchNppPeer * p, const void *src, size_t src_pitch, void *dst,
 
 BenchNppPeer *
 bench_npp_peer_new (GcvFormat format, guint width, guint height,
-    const GcvFilter * f, gboolean separable, gboolean reversed,
+    const GcvFilter * filter, gboolean separable, gboolean reversed,
     cudaStream_t stream, GError ** error)
 {
+  GcvFilterTaps taps, *f = &taps;
   BenchNppPeer *p;
   const char *why = NULL, *call = NULL;
   void *probe_in, *probe_out;
@@ -167,6 +168,7 @@ bench_npp_peer_new (GcvFormat format, guint width, guint height,
   gsize px = gcv_format_pixel_size (format);
   NppStatus s;
 
+  gcv_filter_get_taps (filter, &taps);
   if (f->border != GCV_BORDER_REPLICATE)
     why = "NPP has only the replicate border";
   else if (f->ax * 2 + 1 != f->kw || f->ay * 2 + 1 != f->kh)

@@ -10,7 +10,7 @@
 
 #include <glib.h>
 #include <cuda_runtime_api.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 G_BEGIN_DECLS
 

@@ -4,7 +4,7 @@
 #define BENCH_REPORT_H
 
 #include <glib.h>
-#include "gcv-private.h"
+#include "gcv-tools.h"
 #include "timing.h"
 
 G_BEGIN_DECLS

@@ -185,7 +185,8 @@ run_config (Context * ctx, GcvFormat format, guint w, guint h,
 
   filter = bench_make_filter (shape, form, r->seed, &error);
   if (filter)
-    filter->planes = r->planes_all ? GCV_PLANES_ALL : GCV_PLANES_LUMA;
+    gcv_filter_set_planes (filter, r->planes_all ? GCV_PLANES_ALL :
+        GCV_PLANES_LUMA);
   if (filter)
     plan = gcv_plan_new (ctx->engine, &g, filter, family, 1, &error);
   printf ("%-7s %5ux%-5u %3ux%-3u %-3s %-9s ", gcv_format_name (format), w,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Timing the dispatcher's candidates at one point; see sweep.h. */
 #include "sweep.h"
-#include "gcv-private.h"
+#include "gcv-tools.h"
 #include "common.h"
 
 #include <math.h>
@@ -225,13 +225,11 @@ sweep_frame_set_filter (SweepFrame * sf, const GcvFilter * filter,
       return FALSE;
     }
   }
-  /* what the dispatcher keys its choice on (gcv-cuda.c) */
-  sf->key.format = sf->format;
-  sf->key.kw = filter->kw;
-  sf->key.kh = filter->kh;
-  sf->key.separable = filter->use_separable;
-  sf->key.width = sf->width;
-  sf->key.height = sf->height;
+  /* what the dispatcher keys its choice on */
+  {
+    GcvGeometry g = { sf->format, sf->format, sf->width, sf->height };
+    gcv_dispatch_key_init (&sf->key, &g, filter);
+  }
   return TRUE;
 }
 

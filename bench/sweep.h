@@ -16,7 +16,7 @@
 
 #include "configs.h"
 #include "timing.h"
-#include "dispatch/gcv-dispatch.h"
+#include "gcv-tools.h"
 
 G_BEGIN_DECLS
 

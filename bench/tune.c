@@ -5,7 +5,7 @@
 #include "common.h"
 #include "configs.h"
 #include "sweep.h"
-#include "dispatch/gcv-tuning.h"
+#include "gcv-tools.h"
 
 #include <math.h>
 #include <stdlib.h>

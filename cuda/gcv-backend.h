@@ -100,18 +100,6 @@ gboolean gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
 
 void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);
-/* What runs: the family and its parameters (on the CPU backend, the family
- * alone), and where the choice came from. */
-const GcvChoice *gcv_plan_get_choice (GcvPlan * plan);
-
-/* Forces a family with its parameters, written as the tuning tables write
- * them: "tiled ty=2", "register p=8 block=128", "separable fused ty=4",
- * "separable two-pass", "direct", "fft". NULL gives the choice back to the
- * dispatcher. The CPU backend ignores it. (The benchmark and tuner.) */
-gboolean gcv_plan_set_variant (GcvPlan * plan, const gchar * variant,
-    GError ** error);
-/* The family the plan runs. */
-GcvFamily gcv_plan_get_family (GcvPlan * plan);
 
 G_END_DECLS
 

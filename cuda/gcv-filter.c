@@ -501,6 +501,30 @@ gcv_filter_is_identity (const GcvFilter * filter)
   return filter->identity;
 }
 
+void
+gcv_filter_get_taps (const GcvFilter * f, GcvFilterTaps * t)
+{
+  t->kw = f->kw;
+  t->kh = f->kh;
+  t->ax = f->ax;
+  t->ay = f->ay;
+  t->taps = f->taps;
+  t->taps_y = f->taps_y;
+  t->rank1 = f->rank1;
+  t->row = f->row;
+  t->column = f->column;
+  t->use_separable = f->use_separable;
+  t->bias = f->bias;
+  t->border = f->border;
+  t->border_value = f->border_value;
+}
+
+void
+gcv_filter_set_planes (GcvFilter * f, GcvPlanes planes)
+{
+  f->planes = planes;
+}
+
 static gint
 sign (gfloat v)
 {

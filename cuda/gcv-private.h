@@ -1,7 +1,8 @@
-/* Engine internals: filters as the backends run them and format facts,
- * with the backend interface (gcv-backend.h) and the built-in kernels
- * (gcv-builtin.h). For the engine's own files, the tests and the
- * benchmark; applications use gcv.h and gcv-interop.h. */
+/* Engine internals: filters as the backends run them, with the backend
+ * interface (gcv-backend.h), the built-in kernels (gcv-builtin.h), format
+ * facts (gcv-format.h) and the tools API (gcv-tools.h). For the engine's
+ * own files only: the benchmark, the tuner, the fuzz targets and the
+ * tests use gcv-tools.h; applications use gcv.h and gcv-interop.h. */
 #ifndef GCV_PRIVATE_H
 #define GCV_PRIVATE_H
 
@@ -9,6 +10,8 @@
 #include "gcv-interop.h"
 #include "gcv-backend.h"
 #include "gcv-builtin.h"
+#include "gcv-format.h"
+#include "gcv-tools.h"
 #include "dispatch/gcv-dispatch.h"
 
 G_BEGIN_DECLS
@@ -35,43 +38,16 @@ struct _GcvFilter {
   gfloat magnitude_sign;
 };
 
-GcvFilter *gcv_filter_copy (const GcvFilter * filter);
 /* Whether column[j] * row[i], as the separable paths multiply them, has
  * the sign of K[j][i] for every tap, zero where K is zero: then NaN or an
  * infinity under the footprint gives what K gives it. A kernel rank 1
  * only within the tolerance may not (a tiny tap where the factors give 0
  * turns an infinity into NaN). TRUE for kernels that are not rank 1. */
 gboolean gcv_filter_factors_keep_signs (const GcvFilter * filter);
-gboolean gcv_filter_equal (const GcvFilter * a, const GcvFilter * b);
 /* Size the described filter will have (built-ins: from size; custom:
  * kernel-width and kernel-height). */
 void gcv_filter_desc_get_size (const GcvFilterDesc * desc, guint * kw,
     guint * kh);
-
-/* NV12 and I420: frames of several planes, filtered plane by plane
- * (gcv-planar.c); the backends see one-plane formats only. */
-static inline gboolean
-gcv_format_is_planar (GcvFormat format)
-{
-  return format == GCV_FORMAT_NV12 || format == GCV_FORMAT_I420;
-}
-
-/* Samples per pixel in memory (of the Y plane for NV12 and I420). */
-static inline guint
-gcv_format_channels (GcvFormat format)
-{
-  return (format == GCV_FORMAT_RGBA || format == GCV_FORMAT_BGRA
-      || format == GCV_FORMAT_RGBX || format == GCV_FORMAT_BGRX) ? 4 : 1;
-}
-
-/* Channels of a pixel that are filtered (the rest are copied from input). */
-static inline guint
-gcv_filtered_channels (GcvFormat format, gboolean filter_alpha)
-{
-  if (gcv_format_channels (format) == 1)
-    return 1;
-  return filter_alpha ? 4 : 3;
-}
 
 G_END_DECLS
 

@@ -19,7 +19,7 @@
 #include <gst/gst.h>
 #include <math.h>
 #include "gstgpuconvolve.h"
-#include "gcv-private.h"
+#include "gcv-tools.h"
 
 static GcvEngine *engine;
 
@@ -228,15 +228,16 @@ fuzz_description (FuzzInput * in)
   (void) gcv_filter_desc_validate (&d, fields, NULL);
   filter = gcv_filter_new (&d, &error);
   if (filter) {
+    GcvFilterTaps t;
+
     FUZZ_ASSERT (gcv_filter_desc_validate (&d, GCV_FIELD_ANY, NULL),
         "gcv_filter_new() built a description that does not validate");
-    FUZZ_ASSERT (filter->kw >= 1 && filter->kh >= 1 && filter->ax < filter->kw
-        && filter->ay < filter->kh, "filter %ux%u with anchor (%u,%u)",
-        filter->kw, filter->kh, filter->ax, filter->ay);
-    for (guint i = 0; i < filter->kw * filter->kh; i++)
-      FUZZ_ASSERT (isfinite (filter->taps[i]), "tap %u is %g", i,
-          filter->taps[i]);
-    if (!big && filter->kw <= 40 && filter->kh <= 40)
+    gcv_filter_get_taps (filter, &t);
+    FUZZ_ASSERT (t.kw >= 1 && t.kh >= 1 && t.ax < t.kw && t.ay < t.kh,
+        "filter %ux%u with anchor (%u,%u)", t.kw, t.kh, t.ax, t.ay);
+    for (guint i = 0; i < t.kw * t.kh; i++)
+      FUZZ_ASSERT (isfinite (t.taps[i]), "tap %u is %g", i, t.taps[i]);
+    if (!big && t.kw <= 40 && t.kh <= 40)
       run_filter (filter, d.algorithm, in);
     {
       GcvFilter *copy = gcv_filter_copy (filter);

@@ -6,7 +6,7 @@
  * same rows, and write out the same. */
 #include "fuzz-common.h"
 
-#include "dispatch/gcv-tuning.h"
+#include "gcv-tools.h"
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);

@@ -5,8 +5,7 @@
  * from its documented formula, and the record of what runs (GcvChoice:
  * column pass, the width that runs, the FFT set-up's outcome, the GRAY32F
  * guard, the CPU backend's path) with its text. */
-#include "gcv-private.h"
-#include "dispatch/gcv-tuning.h"
+#include "gcv-tools.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
