@@ -403,6 +403,29 @@ gcvt_set_caps (GstHarness * h, RefFormat in, RefFormat out, guint width,
           width, height));
 }
 
+GstClockTime
+gcvt_frame_pts (guint n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, 30);
+}
+
+GstBuffer *
+gcvt_timed_buffer (const RefImage * img, RefFormat format, guint n)
+{
+  GstBuffer *b = gcvt_buffer_new (img, format, 0, 0, FALSE);
+
+  GST_BUFFER_PTS (b) = gcvt_frame_pts (n);
+  GST_BUFFER_DURATION (b) = GCVT_FRAME_DURATION;
+  return b;
+}
+
+void
+gcvt_count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad,
+    gpointer counter)
+{
+  g_atomic_int_inc ((gint *) counter);
+}
+
 void
 gcvt_drain (GstHarness * h)
 {

@@ -100,6 +100,16 @@ GstMessage *gcvt_pipeline_run (GstElement * pipeline, GstClockTime timeout,
 /* The same, up to EOS: an error fails the test, naming its source. */
 void gcvt_pipeline_run_to_eos (GstElement * pipeline, GstClockTime timeout,
     const gchar * what);
+/* Frame n of a stream at 30 frames/s (gcvt_caps()): its timestamp, and
+ * the image as a buffer (gcvt_buffer_new()) with that timestamp and the
+ * frame's duration. */
+#define GCVT_FRAME_DURATION (GST_SECOND / 30)
+GstClockTime gcvt_frame_pts (guint n);
+GstBuffer *gcvt_timed_buffer (const RefImage * img, RefFormat format,
+    guint n);
+/* "handoff" of fakesink: counts the buffers into the gint `counter`. */
+void gcvt_count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad,
+    gpointer counter);
 /* push, drain, pull exactly one buffer */
 GstBuffer *gcvt_process (GstHarness * h, GstBuffer * in);
 void gcvt_drain (GstHarness * h);

@@ -104,15 +104,6 @@ harness_free (GstHarness * hn)
   gcvt_element_unref (e);       /* ours, from gcvt_element_new() */
 }
 
-static GstBuffer *
-stamped (const RefImage * img, RefFormat format, guint i)
-{
-  GstBuffer *b = gcvt_buffer_new (img, format, 0, 0, FALSE);
-  GST_BUFFER_PTS (b) = i * GST_SECOND / 30;
-  GST_BUFFER_DURATION (b) = GST_SECOND / 30;
-  return b;
-}
-
 /* Every depth gives the same bytes in the same order, each frame right. */
 GST_START_TEST (test_depths_identical)
 {
@@ -127,8 +118,8 @@ GST_START_TEST (test_depths_identical)
     for (guint depth = 1; depth <= 4; depth++) {
       GstHarness *hn = harness_with_depth (depth, &clip, formats[f], W, H);
       for (guint i = 0; i < N_FRAMES; i++) {
-        fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
-                    formats[f], i)), GST_FLOW_OK);
+        fail_unless_equals_int (gst_harness_push (hn,
+                gcvt_timed_buffer (clip.in[i], formats[f], i)), GST_FLOW_OK);
         /* a frame comes out once depth frames went in */
         fail_unless_equals_int (gst_harness_buffers_received (hn),
             i + 1 >= depth ? i + 2 - depth : 0);
@@ -178,7 +169,7 @@ GST_START_TEST (test_eos_with_frames_in_flight)
   clip_init (&clip, rand, REF_GRAY32F, W, H);
   hn = harness_with_depth (4, &clip, REF_GRAY32F, W, H);
   for (guint i = 0; i < 3; i++)
-    fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
+    fail_unless_equals_int (gst_harness_push (hn, gcvt_timed_buffer (clip.in[i],
                 REF_GRAY32F, i)), GST_FLOW_OK);
   fail_unless_equals_int (gst_harness_buffers_received (hn), 0);
   fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
@@ -215,7 +206,7 @@ GST_START_TEST (test_flush_mid_stream)
   clip_init (&clip, rand, REF_RGBA, W, H);
   hn = harness_with_depth (3, &clip, REF_RGBA, W, H);
   for (guint i = 0; i < 2; i++)
-    fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[i],
+    fail_unless_equals_int (gst_harness_push (hn, gcvt_timed_buffer (clip.in[i],
                 REF_RGBA, i)), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (hn, gst_event_new_flush_start ()));
   fail_unless (gst_harness_push_event (hn, gst_event_new_flush_stop (TRUE)));
@@ -225,8 +216,8 @@ GST_START_TEST (test_flush_mid_stream)
     gst_segment_init (&seg, GST_FORMAT_TIME);
     fail_unless (gst_harness_push_event (hn, gst_event_new_segment (&seg)));
   }
-  fail_unless_equals_int (gst_harness_push (hn, stamped (clip.in[2], REF_RGBA,
-              2)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (hn, gcvt_timed_buffer (clip.in[2],
+              REF_RGBA, 2)), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
   fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 1);
   out = gst_harness_pull (hn);
@@ -255,10 +246,10 @@ GST_START_TEST (test_caps_change_in_flight)
   small.params.kernel = small.kernel;
   hn = harness_with_depth (3, &big, REF_GRAY8, W, H);
   for (guint i = 0; i < 2; i++)
-    fail_unless_equals_int (gst_harness_push (hn, stamped (big.in[i],
+    fail_unless_equals_int (gst_harness_push (hn, gcvt_timed_buffer (big.in[i],
                 REF_GRAY8, i)), GST_FLOW_OK);
   gcvt_set_caps (hn, REF_GRAY8, REF_GRAY8, 33, 21);
-  fail_unless_equals_int (gst_harness_push (hn, stamped (small.in[0],
+  fail_unless_equals_int (gst_harness_push (hn, gcvt_timed_buffer (small.in[0],
               REF_GRAY8, 2)), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (hn, gst_event_new_eos ()));
   fail_unless_equals_int (gst_harness_buffers_in_queue (hn), 3);
@@ -319,7 +310,7 @@ GST_START_TEST (test_pinned_pool)
   gst_object_unref (allocator);
   gst_query_unref (query);
 
-  out = gcvt_process (hn, stamped (clip.in[0], REF_RGBA, 0));
+  out = gcvt_process (hn, gcvt_timed_buffer (clip.in[0], REF_RGBA, 0));
   fail_unless (gst_memory_is_type (gst_buffer_peek_memory (out, 0),
           "GpuConvolvePinned"), "output is not pinned");
   gcvt_assert_frame (out, REF_RGBA, REF_RGBA, clip.in[0], &clip.params,

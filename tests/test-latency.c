@@ -95,8 +95,8 @@ GST_START_TEST (test_latency_variable_framerate)
   fail_unless (gst_pad_peer_query (h->sinkpad, q));
   gst_query_parse_latency (q, NULL, &after, NULL);
   gst_query_unref (q);
-  fail_unless_equals_uint64 (after - before, (gcvt_in_flight (QUEUE_DEPTH) - 1) * 40 *
-      GST_MSECOND);
+  fail_unless_equals_uint64 (after - before,
+      (gcvt_in_flight (QUEUE_DEPTH) - 1) * 40 * GST_MSECOND);
   gst_harness_teardown (h);
   gcvt_element_unref (e);
   ref_image_free (img);

@@ -280,8 +280,8 @@ read_output (GstBuffer * out, GstVideoFormat in, Out kind, guint w, guint h)
           *ref_pixel (f->p[2], x, y) = s1[2 * x + 1];
         } else {
           *ref_pixel (f->p[1], x, y) = s1[x];
-          *ref_pixel (f->p[2], x, y) = map.data[l.offset[2] + (gsize) y * l.stride[2]
-              + x];
+          *ref_pixel (f->p[2], x, y) = map.data[l.offset[2] +
+              (gsize) y * l.stride[2] + x];
         }
       }
   gst_buffer_unmap (out, &map);
@@ -844,7 +844,8 @@ frame_from_buffer (GstBuffer * buf, GstCaps * caps)
     gint step = GST_VIDEO_FRAME_COMP_PSTRIDE (&vf, c);
     for (guint y = 0; y < f->p[c]->height; y++)
       for (guint x = 0; x < f->p[c]->width; x++)
-        *ref_pixel (f->p[c], x, y) = data[(gsize) y * stride + (gsize) x * step];
+        *ref_pixel (f->p[c], x, y) =
+            data[(gsize) y * stride + (gsize) x * step];
   }
   gst_video_frame_unmap (&vf);
   if (!crop)

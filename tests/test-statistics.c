@@ -539,13 +539,13 @@ GST_END_TEST;
 
 #define N_FRAMES 7
 
+/* frame i of a stream that starts at `start` */
 static GstBuffer *
 stamped (const RefImage * img, RefFormat format, guint i, GstClockTime start)
 {
-  GstBuffer *b = gcvt_buffer_new (img, format, 0, 0, FALSE);
+  GstBuffer *b = gcvt_timed_buffer (img, format, i);
 
-  GST_BUFFER_PTS (b) = start + i * GST_SECOND / 30;
-  GST_BUFFER_DURATION (b) = GST_SECOND / 30;
+  GST_BUFFER_PTS (b) += start;
   return b;
 }
 

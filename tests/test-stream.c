@@ -11,16 +11,6 @@
 #include <gst/controller/gstinterpolationcontrolsource.h>
 #include <string.h>
 
-#define FRAME_DURATION (GST_SECOND / 30)
-
-static GstBuffer *
-timed_buffer (const RefImage * img, RefFormat fmt, guint n)
-{
-  GstBuffer *buf = gcvt_buffer_new (img, fmt, 0, 0, FALSE);
-  GST_BUFFER_PTS (buf) = n * FRAME_DURATION;
-  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
-  return buf;
-}
 
 static RefKernel *
 random_kernel (GRand * r, guint kw, guint kh)
@@ -70,7 +60,7 @@ GST_START_TEST (test_property_change_next_buffer)
   for (guint i = 0; i < n; i++) {
     if (i > 0)
       gcvt_set_params (e, &p[i]);       /* no drain: frames may be in flight */
-    fail_unless_equals_int (gst_harness_push (h, timed_buffer (img[i],
+    fail_unless_equals_int (gst_harness_push (h, gcvt_timed_buffer (img[i],
                 REF_RGBA, i)), GST_FLOW_OK);
   }
   gcvt_drain (h);
@@ -78,8 +68,8 @@ GST_START_TEST (test_property_change_next_buffer)
   for (guint i = 0; i < n; i++) {
     GstBuffer *out = gst_harness_pull (h);
     gchar *what = g_strdup_printf ("buffer %u", i);
-    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i * FRAME_DURATION);
-    fail_unless_equals_uint64 (GST_BUFFER_DURATION (out), FRAME_DURATION);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), gcvt_frame_pts (i));
+    fail_unless_equals_uint64 (GST_BUFFER_DURATION (out), GCVT_FRAME_DURATION);
     gcvt_assert_frame (out, REF_RGBA, REF_RGBA, img[i], &p[i], what);
     gst_buffer_unref (out);
     g_free (what);
@@ -111,13 +101,13 @@ GST_START_TEST (test_controlled_bias)
   gcvt_set_params (e, &p);
   g_object_set (cs, "mode", GST_INTERPOLATION_MODE_NONE, NULL);
   gst_timed_value_control_source_set (tv, 0, 0.25);
-  gst_timed_value_control_source_set (tv, 2 * FRAME_DURATION, 0.5);
+  gst_timed_value_control_source_set (tv, 2 * GCVT_FRAME_DURATION, 0.5);
   gst_object_add_control_binding (GST_OBJECT (e),
       gst_direct_control_binding_new_absolute (GST_OBJECT (e), "bias", cs));
   h = gcvt_harness_new (e);
   gcvt_set_caps (h, REF_GRAY32F, REF_GRAY32F, 9, 7);
   for (guint i = 0; i < 4; i++) {
-    GstBuffer *out = gcvt_process (h, timed_buffer (img, REF_GRAY32F, i));
+    GstBuffer *out = gcvt_process (h, gcvt_timed_buffer (img, REF_GRAY32F, i));
     p.bias = i < 2 ? 0.25 : 0.5;
     gcvt_assert_frame (out, REF_GRAY32F, REF_GRAY32F, img, &p,
         "controlled bias");
@@ -175,7 +165,7 @@ GST_START_TEST (test_renegotiation_and_eos)
     for (guint i = 0; i < per_step; i++) {
       img[s][i] = gcvt_random_image (r, steps[s].in, steps[s].w, steps[s].h,
           -1.0, 1.0);
-      fail_unless_equals_int (gst_harness_push (h, timed_buffer (img[s][i],
+      fail_unless_equals_int (gst_harness_push (h, gcvt_timed_buffer (img[s][i],
                   steps[s].in, pushed++)), GST_FLOW_OK);
     }
   }
@@ -222,13 +212,6 @@ get_leaks_tracer (void)
   return found;
 }
 
-static void
-count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad,
-    gpointer counter)
-{
-  g_atomic_int_inc ((gint *) counter);
-}
-
 static GstElement *
 cycle_pipeline (const gchar * caps_in, const gchar * caps_out,
     gint * counter)
@@ -242,7 +225,7 @@ cycle_pipeline (const gchar * caps_in, const gchar * caps_out,
   GstElement *sink;
 
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), counter);
+  g_signal_connect (sink, "handoff", G_CALLBACK (gcvt_count_handoff), counter);
   gst_object_unref (sink);
   g_free (line);
   g_free (props);

@@ -14,17 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FRAME_DURATION (GST_SECOND / 30)
-
-static GstBuffer *
-timed_buffer (const RefImage * img, RefFormat fmt, guint n)
-{
-  GstBuffer *buf = gcvt_buffer_new (img, fmt, 0, 0, FALSE);
-  GST_BUFFER_PTS (buf) = n * FRAME_DURATION;
-  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
-  return buf;
-}
-
 static void
 assert_no_error (GstElement * e, const gchar * what)
 {
@@ -79,7 +68,7 @@ GST_START_TEST (test_renegotiate_every_10_frames)
     which[i] = c;
     img[i] = gcvt_random_image (r, caps[c].in, caps[c].w, caps[c].h, -1.0,
         1.0);
-    fail_unless_equals_int (gst_harness_push (h, timed_buffer (img[i],
+    fail_unless_equals_int (gst_harness_push (h, gcvt_timed_buffer (img[i],
                 caps[c].in, i)), GST_FLOW_OK);
     pushed++;
   }
@@ -88,7 +77,7 @@ GST_START_TEST (test_renegotiate_every_10_frames)
   for (guint i = 0; i < n; i++) {
     GstBuffer *out = gst_harness_pull (h);
     gchar *what = g_strdup_printf ("frame %u", i);
-    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i * FRAME_DURATION);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), gcvt_frame_pts (i));
     gcvt_assert_frame (out, caps[which[i]].in, caps[which[i]].out, img[i], &p,
         what);
     gst_buffer_unref (out);
@@ -202,7 +191,7 @@ GST_START_TEST (test_properties_from_thread)
         g_usleep (20);
       }
     }
-    fail_unless_equals_int (gst_harness_push (h, timed_buffer (f32 ? gray :
+    fail_unless_equals_int (gst_harness_push (h, gcvt_timed_buffer (f32 ? gray :
                 rgba, f32 ? REF_GRAY32F : REF_RGBA, i)), GST_FLOW_OK);
     pushed++;
     while ((buf = gst_harness_try_pull (h))) {
@@ -233,13 +222,6 @@ GST_END_TEST;
 
 /* --- pipelines at once -------------------------------------------------- */
 
-static void
-count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad,
-    gpointer counter)
-{
-  g_atomic_int_inc ((gint *) counter);
-}
-
 static GstPadProbeReturn
 count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer counter)
 {
@@ -268,7 +250,7 @@ counted_init (Counted * c, const gchar * description)
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_buffer, &c->in,
       NULL);
   g_object_set (sink, "signal-handoffs", TRUE, NULL);
-  g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), &c->out);
+  g_signal_connect (sink, "handoff", G_CALLBACK (gcvt_count_handoff), &c->out);
   gst_object_unref (pad);
   gst_object_unref (f);
   gst_object_unref (sink);
