@@ -240,10 +240,11 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->slot_stats = g_new0 (gboolean, plan->n_slots);
   if (gcv_format_is_planar (geometry->in_format))
     plan->planar = gcv_planar_new (plan, error);
-  else
-    description_end (plan, description_begin (plan),
-        (plan->state = engine->backend->plan_new (engine->state, plan,
-                error)) != NULL);
+  else {
+    gchar *old = description_begin (plan);
+    plan->state = engine->backend->plan_new (engine->state, plan, error);
+    description_end (plan, old, plan->state != NULL);
+  }
   if (!plan->state && !plan->planar) {
     plan_free_fields (plan);
     return NULL;
@@ -257,13 +258,15 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
 {
   GcvFilter *old = plan->filter;
   GcvFamily old_requested = plan->requested;
+  gchar *old_description;
 
   if (family == plan->requested && gcv_filter_equal (filter, plan->filter))
     return TRUE;
   plan->filter = gcv_filter_copy (filter);
   plan->requested = family;
+  old_description = plan->planar ? NULL : description_begin (plan);
   if (plan->planar ? !gcv_planar_set_filter (plan->planar, plan, error)
-      : !description_end (plan, description_begin (plan),
+      : !description_end (plan, old_description,
           plan->engine->backend->plan_set_filter (plan->state, plan,
               error))) {
     gcv_filter_free (plan->filter);
@@ -279,14 +282,15 @@ gboolean
 gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
 {
   GcvVariant v;
-  gchar *old = plan->forced_variant;
+  gchar *old = plan->forced_variant, *old_description;
 
   if (variant && !gcv_variant_parse (variant, &v, error))
     return FALSE;
   if (plan->planar)
     return gcv_planar_set_variant (plan->planar, variant, plan->filter, error);
   plan->forced_variant = g_strdup (variant);
-  if (!description_end (plan, description_begin (plan),
+  old_description = description_begin (plan);
+  if (!description_end (plan, old_description,
           plan->engine->backend->plan_set_filter (plan->state, plan,
               error))) {
     g_free (plan->forced_variant);

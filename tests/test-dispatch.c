@@ -1180,6 +1180,48 @@ test_ring (void)
   gcv_engine_free (e);
 }
 
+/* A CPU plan's record and its text, as the plan is made, as its filter
+ * changes and where a change is refused (the text stays). */
+static void
+test_record_cpu_plan (void)
+{
+  static const gfloat k2d[9] = { 1, 2, 0, -1, 3, 1, 0, 1, 5 };
+  GcvFilterDesc desc;
+  GcvFilter *box, *dense;
+  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CPU, -1, NULL);
+  GcvGeometry g = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, 16, 8 };
+  GcvPlan *p;
+
+  gcv_filter_desc_init (&desc);
+  desc.builtin = GCV_BUILTIN_BOX;
+  desc.size = 3;
+  box = gcv_filter_new (&desc, NULL);
+  gcv_filter_desc_init (&desc);
+  desc.builtin = GCV_BUILTIN_CUSTOM;
+  desc.kernel = k2d;
+  desc.n_kernel = 9;
+  desc.kernel_width = desc.kernel_height = 3;
+  dense = gcv_filter_new (&desc, NULL);
+  g_assert_nonnull (box);
+  g_assert_nonnull (dense);
+
+  p = gcv_plan_new (e, &g, box, GCV_FAMILY_AUTO, 1, NULL);
+  g_assert_nonnull (p);
+  g_assert_cmpint (gcv_plan_get_family (p), ==, GCV_FAMILY_SEPARABLE);
+  g_assert_cmpstr (gcv_plan_describe (p), ==, "separable");
+  g_assert_true (gcv_plan_set_filter (p, box, GCV_FAMILY_TILED, NULL));
+  g_assert_cmpstr (gcv_plan_describe (p), ==,
+      "separable (tiled runs on CUDA only)");
+  g_assert_true (gcv_plan_set_filter (p, dense, GCV_FAMILY_AUTO, NULL));
+  g_assert_cmpint (gcv_plan_get_choice (p)->variant.family, ==,
+      GCV_FAMILY_DIRECT);
+  g_assert_cmpstr (gcv_plan_describe (p), ==, "direct");
+  gcv_plan_free (p);
+  gcv_filter_free (box);
+  gcv_filter_free (dense);
+  gcv_engine_free (e);
+}
+
 /* --- the record of what runs ---------------------------------------------- */
 
 /* The record's text is what active-algorithm shows (docs/properties.md,
@@ -1483,6 +1525,7 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/record/key", test_record_key);
   g_test_add_func ("/dispatch/record/cpu", test_record_cpu);
   g_test_add_func ("/dispatch/record/table-source", test_record_table_source);
+  g_test_add_func ("/engine/record/cpu-plan", test_record_cpu_plan);
   g_test_add_func ("/engine/ring", test_ring);
   return g_test_run ();
 }
