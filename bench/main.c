@@ -5,6 +5,7 @@
 #include "common.h"
 #include "check-dispatch.h"
 #include "check-element.h"
+#include "choices.h"
 #include "configs.h"
 #include "fft-peer.h"
 #include "kernel-bench.h"
@@ -33,6 +34,7 @@ static gint opt_warmup = 3;
 static gchar *opt_csv = NULL;
 static gboolean opt_quick = FALSE;
 static gboolean opt_list = FALSE;
+static gboolean opt_choices = FALSE;
 static gboolean opt_check_element = FALSE;
 static gboolean opt_no_bench = FALSE;
 static gint opt_device = -1;
@@ -71,6 +73,10 @@ static const GOptionEntry entries[] = {
       QUICK_KERNELS ")", NULL},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list,
       "Print the configurations and exit", NULL},
+  {"choices", 0, 0, G_OPTION_ARG_NONE, &opt_choices,
+      "Print what the engine settles for each configuration and family (the "
+      "plan's record and its text), nothing timed, and exit; on the CPU "
+      "engine where no CUDA device is usable", NULL},
   {"check-element", 0, 0, G_OPTION_ARG_NONE, &opt_check_element,
       "Also check the engine's device path against the gpuconvolve element "
       "on 97x61 frames", NULL},
@@ -296,6 +302,9 @@ main (int argc, char **argv)
     list_plan (&plan);
     return 0;
   }
+  if (opt_choices)
+    return bench_list_choices (&plan, opt_device, (guint32) opt_seed,
+        opt_tuning_file);
   if (opt_statistics) {
     BenchStatsRun run = { opt_device, (guint32) opt_seed, opt_formats,
       opt_sizes, opt_kernels, opt_families,
