@@ -165,8 +165,8 @@ gdouble ref_float_bound (const RefParams * p, gdouble max_abs_in,
  * sum|scale K| * max|in| * 255). */
 gdouble ref_u8_tolerance (const RefParams * p, const RefImage * in,
     gboolean in_is_float);
-/* The 8-bit bound, max(1, 1e-5 * sum|scale K| * m), for m in output units
- * (255 for 8-bit input; the border value counts when larger). */
+/* The 8-bit bound, max(1, 1e-5 * sum|scale K| * m), m being the largest
+ * input in output units (255 for 8-bit input, or a larger border value). */
 gdouble ref_u8_bound (const RefParams * p, gdouble m);
 
 /* Per-frame statistics of one channel (docs/statistics.md). */
