@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The CPU backend: direct 2D and separable paths, multithreaded over bands
  * of rows. A band is filtered one strip of columns at a time, the strip
  * narrow enough that the rows it keeps (the separable path's row-filtered
@@ -25,11 +26,9 @@
  * Gradient magnitudes (two kernels, taps and taps_y) run on the direct
  * path, both sums in one sweep (gcv-cpu-magnitude.c). Per-frame statistics
  * take each output row as it is stored (gcv-cpu-stats.c). */
-#include "gcv-private.h"
+#include "gcv-cpu-private.h"
 #include "gcv-border.h"
-#include "gcv-cpu-pool.h"
 #include "gcv-cpu-magnitude.h"
-#include "gcv-cpu-stats.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -64,446 +63,8 @@
  * 0.5 that keeps the result within 1 of the exact value, the float
  * rounding of the taps included. */
 #define FIXED_MAX_ERROR 0.45
-/* The fixed-point column sums start from 0.5 (8.8) to round the output: a
- * value before its rounding is (v - FIXED_ROUND) / 256. */
-#define FIXED_ROUND 128
 
-typedef struct {
-  GcvCpuPool *pool;
-  gchar *description;
-  gint interrupted;             /* atomic: gcv_engine_interrupt() */
-} CpuEngine;
-
-/* Where a tap of the direct path reads: a row of the kh + 1 that two
- * output rows read, and a column. */
-typedef struct {
-  guint row;
-  guint offset;                 /* samples from the row's first */
-} Tap;
-
-/* The direct path's taps for output rows y and y + 1 from input rows
- * y - ay .. y - ay + kh, in row order: the first n_first from row 0 (row
- * y's alone), the last n_last from row kh (row y + 1's alone), the others
- * read by both. weights0[t] is K[row][i] for row y (t < n_taps - n_last),
- * weights1[t] is K[row - 1][i] for row y + 1 (t >= n_first). No output
- * multiplies a sample outside its own footprint: a NaN or an infinity
- * there would reach it through a zero weight. A gradient magnitude has
- * the same of its y derivative in weights0_y and weights1_y (else NULL). */
-typedef struct {
-  guint n_taps, n_first, n_last;
-  Tap *taps;
-  gfloat *weights0, *weights1;
-  gfloat *weights0_y, *weights1_y;
-} TapSet;
-
-/* What a filter and a geometry come to; replaced as a whole, so a filter
- * that cannot be set up leaves the previous one working. */
-typedef struct {
-  gboolean separable;
-  gboolean fixed;               /* the 16-bit fixed-point path */
-  guint kw, kh, ax, ay;
-  guint channels;               /* samples per pixel: 1, or 4 for RGBA-family */
-  gsize sample;                 /* bytes per sample: float, or 16-bit */
-  gboolean keep_alpha;          /* the 4th byte passes through */
-  GcvBorder border;
-  gfloat border_value;          /* input units */
-  guint16 border_fixed;         /* the same in 8.8 fixed point */
-  gfloat bias;                  /* output units */
-  gfloat magnitude_sign;        /* a gradient magnitude (direct path) */
-  /* float taps in output units (the format conversion's 255 or 1/255
-   * folded in) */
-  gfloat *row, *column;         /* separable */
-  /* direct: taps that are zero for both rows left out, for rows of
-   * finite samples; where float input meets a kernel with zero taps, also
-   * every tap of the footprint, for rows with a NaN or an infinity, where
-   * a zero tap makes NaN */
-  TapSet sparse, full;
-  gboolean check_finite;        /* kept rows are checked, `full` exists */
-  /* fixed point: samples are 8.8 (x * 256), taps 0.16, each product's
-   * fraction dropped; the sums start from these to centre those losses
-   * (and, in the column pass, to round) */
-  guint16 *row_fixed, *column_fixed;
-  guint16 row_start, column_start;
-  guint strip;                  /* output columns per strip */
-  guint band;                   /* output rows per task */
-  guint n_tasks;
-  gint *xmap;                   /* padded column -> source x, -1: constant */
-  /* per-worker scratch */
-  gsize line_bytes;             /* one input row of a strip, padded */
-  guint ring;                   /* rows a strip keeps: kh, or kh + 1 direct */
-  gsize kept_row_bytes;         /* one of them */
-  gsize out_bytes;              /* an output row of a strip */
-  gsize ptr_slots;
-  gsize scratch_bytes;
-} Setup;
-
-typedef struct {
-  gpointer mem;                 /* as allocated */
-  guint8 *line;                 /* separable: the input row being filtered */
-  guint8 *kept;                 /* `ring` rows of kept_row_bytes */
-  guint8 *out[2];               /* output rows of the strip */
-  gconstpointer *ptr;           /* the taps' sources for one output row */
-  gconstpointer *rows;          /* the kept rows by slot */
-  gconstpointer *window;        /* the kept rows by kernel row */
-  guint8 *finite;               /* direct, float input: kept row by slot
-                                 * holds no NaN or infinity */
-} Scratch;
-
-typedef struct {
-  CpuEngine *engine;
-  Setup *setup;
-  Scratch *scratch;             /* one per worker */
-  gsize scratch_bytes;          /* each worker's, as allocated */
-  GcvFrameOptions *options;     /* per slot, from set_frame_options */
-  GcvFrameStats *results;       /* per slot */
-  GcvCpuStats stats;            /* the frame being measured */
-} CpuPlan;
-
-typedef struct {
-  const CpuPlan *cp;
-  const GcvPlan *plan;
-  const GcvImage *src, *dst;
-  const GcvCpuStats *stats;     /* NULL: the frame is not measured */
-  gint stopped;                 /* atomic: a band stopped short, interrupted */
-} Job;
-
-/* --- row loops ------------------------------------------------------------ */
-
-/* out[x] = bias + sum_t w[t] * src[t][x] for x < n: every tap of one output
- * value in registers, stored once. Eight vectors at a time, as many
- * independent sums as it takes to keep two FMA units busy at four cycles
- * of latency; each tap's weight is loaded once for the eight. */
-GCV_SIMD_CLONES static void
-fir (gfloat * restrict out, const gconstpointer * restrict src,
-    const gfloat * restrict w, guint nt, gfloat bias, gsize n)
-{
-  /* the bias is added after the taps: a sum started at a large bias would
-   * round every tap at the bias's magnitude */
-  const vf8 z = (vf8) { 0 }, b = z + bias;
-  gsize x = 0;
-
-  for (; x + 8 * LANES <= n; x += 8 * LANES) {
-    vf8 a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
-    for (guint t = 0; t < nt; t++) {
-      const gfloat *s = (const gfloat *) src[t] + x;
-      const gfloat k = w[t];
-      a0 += k * LOAD (s);
-      a1 += k * LOAD (s + LANES);
-      a2 += k * LOAD (s + 2 * LANES);
-      a3 += k * LOAD (s + 3 * LANES);
-      a4 += k * LOAD (s + 4 * LANES);
-      a5 += k * LOAD (s + 5 * LANES);
-      a6 += k * LOAD (s + 6 * LANES);
-      a7 += k * LOAD (s + 7 * LANES);
-    }
-    STORE (out + x, a0 + b);
-    STORE (out + x + LANES, a1 + b);
-    STORE (out + x + 2 * LANES, a2 + b);
-    STORE (out + x + 3 * LANES, a3 + b);
-    STORE (out + x + 4 * LANES, a4 + b);
-    STORE (out + x + 5 * LANES, a5 + b);
-    STORE (out + x + 6 * LANES, a6 + b);
-    STORE (out + x + 7 * LANES, a7 + b);
-  }
-  for (; x + LANES <= n; x += LANES) {
-    vf8 a = z;
-    for (guint t = 0; t < nt; t++)
-      a += w[t] * LOAD ((const gfloat *) src[t] + x);
-    STORE (out + x, a + b);
-  }
-  for (; x < n; x++) {
-    gfloat a = 0.0f;
-    for (guint t = 0; t < nt; t++)
-      a += w[t] * ((const gfloat *) src[t])[x];
-    out[x] = a + bias;
-  }
-}
-
-/* Two output rows at once, from taps that mostly read the same samples:
- * out0[x] = bias + sum_{t < n - last} w0[t] * src[t][x], out1[x] = bias +
- * sum_{t >= first} w1[t] * src[t][x], with n = nt. Every vector loaded by
- * the shared taps serves both rows, so there are half as many loads per
- * FMA as in fir(); each row's own taps (the first `first`, the last
- * `last`) go to that row alone. Four vectors of each row at a time, for
- * the registers. */
-GCV_SIMD_CLONES static void
-fir2 (gfloat * restrict out0, gfloat * restrict out1,
-    const gconstpointer * restrict src, const gfloat * restrict w0,
-    const gfloat * restrict w1, guint first, guint nt, guint last,
-    gfloat bias, gsize n)
-{
-  /* the bias is added after the taps: a sum started at a large bias would
-   * round every tap at the bias's magnitude */
-  const vf8 z = (vf8) { 0 }, b = z + bias;
-  const guint shared_end = nt - last;
-  gsize x = 0;
-
-  for (; x + 4 * LANES <= n; x += 4 * LANES) {
-    vf8 a0 = z, a1 = z, a2 = z, a3 = z, c0 = z, c1 = z, c2 = z, c3 = z;
-    guint t = 0;
-    for (; t < first; t++) {
-      const gfloat *s = (const gfloat *) src[t] + x;
-      const gfloat k0 = w0[t];
-      a0 += k0 * LOAD (s);
-      a1 += k0 * LOAD (s + LANES);
-      a2 += k0 * LOAD (s + 2 * LANES);
-      a3 += k0 * LOAD (s + 3 * LANES);
-    }
-    for (; t < shared_end; t++) {
-      const gfloat *s = (const gfloat *) src[t] + x;
-      const gfloat k0 = w0[t], k1 = w1[t];
-      const vf8 v0 = LOAD (s), v1 = LOAD (s + LANES),
-          v2 = LOAD (s + 2 * LANES), v3 = LOAD (s + 3 * LANES);
-      a0 += k0 * v0;
-      a1 += k0 * v1;
-      a2 += k0 * v2;
-      a3 += k0 * v3;
-      c0 += k1 * v0;
-      c1 += k1 * v1;
-      c2 += k1 * v2;
-      c3 += k1 * v3;
-    }
-    for (; t < nt; t++) {
-      const gfloat *s = (const gfloat *) src[t] + x;
-      const gfloat k1 = w1[t];
-      c0 += k1 * LOAD (s);
-      c1 += k1 * LOAD (s + LANES);
-      c2 += k1 * LOAD (s + 2 * LANES);
-      c3 += k1 * LOAD (s + 3 * LANES);
-    }
-    STORE (out0 + x, a0 + b);
-    STORE (out0 + x + LANES, a1 + b);
-    STORE (out0 + x + 2 * LANES, a2 + b);
-    STORE (out0 + x + 3 * LANES, a3 + b);
-    STORE (out1 + x, c0 + b);
-    STORE (out1 + x + LANES, c1 + b);
-    STORE (out1 + x + 2 * LANES, c2 + b);
-    STORE (out1 + x + 3 * LANES, c3 + b);
-  }
-  for (; x + LANES <= n; x += LANES) {
-    vf8 a = z, c = z;
-    guint t = 0;
-    for (; t < first; t++)
-      a += w0[t] * LOAD ((const gfloat *) src[t] + x);
-    for (; t < shared_end; t++) {
-      const vf8 v = LOAD ((const gfloat *) src[t] + x);
-      a += w0[t] * v;
-      c += w1[t] * v;
-    }
-    for (; t < nt; t++)
-      c += w1[t] * LOAD ((const gfloat *) src[t] + x);
-    STORE (out0 + x, a + b);
-    STORE (out1 + x, c + b);
-  }
-  for (; x < n; x++) {
-    gfloat a = 0.0f, c = 0.0f;
-    guint t = 0;
-    for (; t < first; t++)
-      a += w0[t] * ((const gfloat *) src[t])[x];
-    for (; t < shared_end; t++) {
-      const gfloat v = ((const gfloat *) src[t])[x];
-      a += w0[t] * v;
-      c += w1[t] * v;
-    }
-    for (; t < nt; t++)
-      c += w1[t] * ((const gfloat *) src[t])[x];
-    out0[x] = a + bias;
-    out1[x] = c + bias;
-  }
-}
-
-/* Whether n floats are all finite: their largest exponent field is not
- * all ones (a max reduction, which vectorises; a pass of its own over the
- * row in L1 costs less than one fused into the copy that brings it). */
-typedef guint32 u32_alias __attribute__((may_alias));
-
-GCV_SIMD_CLONES static gboolean
-all_finite (const gfloat * restrict v, gsize n)
-{
-  const u32_alias *b = (const u32_alias *) v;
-  guint32 m = 0;
-
-  for (gsize x = 0; x < n; x++) {
-    const guint32 e = b[x] & 0x7f800000u;
-    m = m > e ? m : e;
-  }
-  return m != 0x7f800000u;
-}
-
-/* The high half of a 16 x 16-bit product, which the vectoriser turns into
- * one instruction (pmulhuw). */
-#define MULHI(a, k) ((guint16) (((guint32) (a) * (k)) >> 16))
-
-/* o[x] (or `start`, when `first`) plus the products of m <= 8 taps;
- * called with constant m and first, so that each call is one plain loop
- * holding its taps in registers. */
-static inline void
-sweep_fixed (guint16 * restrict o, const gconstpointer * src,
-    const guint16 * k, guint m, gboolean first, guint16 start, gsize n)
-{
-  const guint16 *restrict s0 = src[0], *restrict s1 = src[m > 1],
-      *restrict s2 = src[2 * (m > 2)], *restrict s3 = src[3 * (m > 3)],
-      *restrict s4 = src[4 * (m > 4)], *restrict s5 = src[5 * (m > 5)],
-      *restrict s6 = src[6 * (m > 6)], *restrict s7 = src[7 * (m > 7)];
-  const guint16 k0 = k[0], k1 = k[m > 1], k2 = k[2 * (m > 2)],
-      k3 = k[3 * (m > 3)], k4 = k[4 * (m > 4)], k5 = k[5 * (m > 5)],
-      k6 = k[6 * (m > 6)], k7 = k[7 * (m > 7)];
-
-#pragma GCC unroll 2
-  for (gsize x = 0; x < n; x++) {
-    guint16 v = (first ? start : o[x]) + MULHI (s0[x], k0);
-    if (m > 1)
-      v += MULHI (s1[x], k1);
-    if (m > 2)
-      v += MULHI (s2[x], k2);
-    if (m > 3)
-      v += MULHI (s3[x], k3);
-    if (m > 4)
-      v += MULHI (s4[x], k4);
-    if (m > 5)
-      v += MULHI (s5[x], k5);
-    if (m > 6)
-      v += MULHI (s6[x], k6);
-    if (m > 7)
-      v += MULHI (s7[x], k7);
-    o[x] = v;
-  }
-}
-
-/* out[x] = start + sum_t hi16(src[t][x] * k[t]) for x < n, in as few
- * sweeps of up to eight taps as there can be, of even sizes: the partial
- * sums cross memory once per sweep, in L1. */
-GCV_SIMD_CLONES static void
-fir_fixed (guint16 * restrict out, const gconstpointer * restrict src,
-    const guint16 * restrict k, guint nt, guint16 start, gsize n)
-{
-  guint sweeps = (nt + 7) / 8;
-
-  for (guint t = 0; t < nt; sweeps--) {
-    const guint m = (nt - t + sweeps - 1) / sweeps;
-    const gboolean first = t == 0;
-
-#define SWEEP(M) \
-    case M: \
-      if (first) \
-        sweep_fixed (out, src + t, k + t, M, TRUE, start, n); \
-      else \
-        sweep_fixed (out, src + t, k + t, M, FALSE, start, n); \
-      break
-    switch (m) {
-        SWEEP (8);
-        SWEEP (7);
-        SWEEP (6);
-        SWEEP (5);
-        SWEEP (4);
-        SWEEP (3);
-        SWEEP (2);
-        SWEEP (1);
-    }
-#undef SWEEP
-    t += m;
-  }
-}
-
-static inline guint8
-to_u8 (gfloat v)
-{
-  /* saturate, then round to nearest even by adding and taking away 1.5 *
-   * 2^23 (exact for 0..255, and vectorises where rintf() is a call); NaN
-   * becomes 0 */
-  v = v > 0.0f ? v : 0.0f;
-  v = v < 255.0f ? v : 255.0f;
-  return (guint8) (gint) ((v + 12582912.0f) - 12582912.0f);
-}
-
-/* --- format conversion ---------------------------------------------------- */
-
-/* Bytes to floats: GRAY8 samples, or the four bytes of RGBA-family pixels. */
-GCV_SIMD_CLONES static void
-widen (gfloat * restrict out, const guint8 * restrict p, gsize n)
-{
-  for (gsize x = 0; x < n; x++)
-    out[x] = p[x];
-}
-
-/* Bytes to 8.8 fixed point. */
-GCV_SIMD_CLONES static void
-widen_fixed (guint16 * restrict out, const guint8 * restrict p, gsize n)
-{
-  for (gsize x = 0; x < n; x++)
-    out[x] = (guint16) (p[x] << 8);
-}
-
-/* 32 samples at a time for the conversions to bytes: GCC splits these
- * into the registers the target has, and turns the narrowing into packs. */
-typedef gfloat vf32 __attribute__((vector_size (128)));
-typedef gfloat vf32u __attribute__((vector_size (128), aligned (4), may_alias));
-typedef gint32 vi32 __attribute__((vector_size (128)));
-typedef guint16 vu16x32 __attribute__((vector_size (64)));
-typedef guint16 vu16x32u __attribute__((vector_size (64), aligned (2),
-        may_alias));
-typedef guint8 vb32 __attribute__((vector_size (32)));
-typedef guint8 vb32u __attribute__((vector_size (32), aligned (1), may_alias));
-typedef guint32 vp8 __attribute__((vector_size (32)));
-
-/* 32 bytes to q, the fourth byte of each pixel from `alpha` where it is
- * given; rows start on a pixel. (By pointer: a vector passed by value
- * would have an ABI that depends on the clone.) */
-static inline void
-store_bytes (guint8 * q, const vb32 * v, const guint8 * alpha)
-{
-  const vp8 m = (vp8) { 0 } + 0xff000000u;
-
-  if (alpha)
-    *(vb32u *) q = (vb32) (((vp8) * v & ~m)
-        | ((vp8) * (const vb32u *) alpha & m));
-  else
-    *(vb32u *) q = *v;
-}
-
-/* Floats (output units) to bytes as to_u8() does, 32 at a time, with the
- * fourth byte of each pixel from `alpha` where it is given. The clamps
- * work on the floats' bits with shifts rather than compares, which GCC
- * would take apart into scalar code on the baseline; the byte is then the
- * low byte of v + 1.5 * 2^23. */
-GCV_SIMD_CLONES static void
-narrow (guint8 * restrict q, const gfloat * restrict v,
-    const guint8 * restrict alpha, gsize n)
-{
-  gsize x = 0;
-
-  for (; x + 32 <= n; x += 32) {
-    vi32 b = (vi32) * (const vf32u *) (v + x), big;
-    vb32 r;
-    b &= ~(b >> 31);            /* negative, -0 and -NaN: +0 */
-    b &= ~((0x7f800000 - b) >> 31);     /* NaN: +0 */
-    big = (0x437f0000 - b) >> 31;       /* above 255.0 */
-    b = (b & ~big) | (0x437f0000 & big);
-    b = (vi32) ((vf32) b + 12582912.0f) & 0xff;
-    r = __builtin_convertvector (__builtin_convertvector (b, vu16x32), vb32);
-    store_bytes (q + x, &r, alpha ? alpha + x : NULL);
-  }
-  for (; x < n; x++)
-    q[x] = alpha && x % 4 == 3 ? alpha[x] : to_u8 (v[x]);
-}
-
-/* 8.8 fixed point, the rounding already added, to bytes (the set-up made
- * sure the sums stay below 256.0), with the fourth byte of each pixel from
- * `alpha` where it is given. */
-GCV_SIMD_CLONES static void
-narrow_fixed (guint8 * restrict q, const guint16 * restrict v,
-    const guint8 * restrict alpha, gsize n)
-{
-  gsize x = 0;
-
-  for (; x + 32 <= n; x += 32) {
-    const vb32 r =
-        __builtin_convertvector (*(const vu16x32u *) (v + x) >> 8, vb32);
-    store_bytes (q + x, &r, alpha ? alpha + x : NULL);
-  }
-  for (; x < n; x++)
-    q[x] = alpha && x % 4 == 3 ? alpha[x] : (guint8) (v[x] >> 8);
-}
+/* --- conversion and the rows of a strip ------------------------------------ */
 
 /* n pixels of source row `row` from column sx on, as samples. */
 static void
@@ -516,9 +77,9 @@ load_pixels (const Job * job, const guint8 * row, guint sx, guint n,
   if (job->plan->geometry.in_format == GCV_FORMAT_GRAY32F)
     memcpy (out, row + (gsize) sx * px, (gsize) n * px);
   else if (s->fixed)
-    widen_fixed (out, row + (gsize) sx * px, (gsize) n * px);
+    gcv_cpu_widen_fixed (out, row + (gsize) sx * px, (gsize) n * px);
   else
-    widen (out, row + (gsize) sx * px, (gsize) n * px);
+    gcv_cpu_widen (out, row + (gsize) sx * px, (gsize) n * px);
 }
 
 /* n samples of the constant border. */
@@ -604,9 +165,9 @@ store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
     alpha = (const guint8 *) job->src->data + (gsize) y * job->src->stride
         + x0 * ch;
   if (s->fixed)
-    narrow_fixed (q, v, alpha, n * ch);
+    gcv_cpu_narrow_fixed (q, v, alpha, n * ch);
   else
-    narrow (q, v, alpha, n * ch);
+    gcv_cpu_narrow (q, v, alpha, n * ch);
 }
 
 /* The same, and to the band's statistics `acc` where the frame is
@@ -754,15 +315,16 @@ run_band (gpointer data, guint task, guint worker)
         for (guint i = 0; i < kw; i++)
           sc->ptr[i] = line + (gsize) i * ch * s->sample;
         if (s->fixed)
-          fir_fixed ((guint16 *) kept, sc->ptr, s->row_fixed, kw,
+          gcv_cpu_fir_fixed ((guint16 *) kept, sc->ptr, s->row_fixed, kw,
               s->row_start, ns);
         else
-          fir ((gfloat *) kept, sc->ptr, s->row, kw, 0.0f, ns);
+          gcv_cpu_fir ((gfloat *) kept, sc->ptr, s->row, kw, 0.0f, ns);
         sc->rows[slot] = kept;
       } else {
         sc->rows[slot] = input_line (job, sy, x0, len, kept);
         if (s->check_finite)
-          sc->finite[slot] = all_finite (sc->rows[slot], (gsize) len * ch);
+          sc->finite[slot] = gcv_cpu_all_finite (sc->rows[slot],
+              (gsize) len * ch);
       }
       if (k + 1 < kh)
         continue;
@@ -773,10 +335,10 @@ run_band (gpointer data, guint task, guint worker)
         fill_window (sc, slot + 1, kh, ring);
         out = output_row (job, sc, y, x0, 0);
         if (s->fixed)
-          fir_fixed (out, sc->window, s->column_fixed, kh, s->column_start,
-              ns);
+          gcv_cpu_fir_fixed (out, sc->window, s->column_fixed, kh,
+              s->column_start, ns);
         else
-          fir (out, sc->window, s->column, kh, s->bias, ns);
+          gcv_cpu_fir (out, sc->window, s->column, kh, s->bias, ns);
         put_row (job, acc, y, x0, n, out);
       } else if ((y - y0) % 2 == 1) {
         /* rows y - 1 and y, from the kh + 1 rows from the next slot on */
@@ -790,8 +352,8 @@ run_band (gpointer data, guint task, guint worker)
               ts->weights1, ts->weights0_y, ts->weights1_y, ts->n_first,
               ts->n_taps, ts->n_last, s->bias, s->magnitude_sign, ns);
         else
-          fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1, ts->n_first,
-              ts->n_taps, ts->n_last, s->bias, ns);
+          gcv_cpu_fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1,
+              ts->n_first, ts->n_taps, ts->n_last, s->bias, ns);
         put_row (job, acc, y - 1, x0, n, out);
         put_row (job, acc, y, x0, n, out1);
       } else if (y + 1 == y1) {
@@ -805,8 +367,8 @@ run_band (gpointer data, guint task, guint worker)
           gcv_cpu_fir_magnitude (out, sc->ptr, ts->weights0, ts->weights0_y,
               ts->n_taps - ts->n_last, s->bias, s->magnitude_sign, ns);
         else
-          fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last, s->bias,
-              ns);
+          gcv_cpu_fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last,
+              s->bias, ns);
         put_row (job, acc, y, x0, n, out);
       }
     }
