@@ -116,6 +116,10 @@ typedef struct {
   gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;
 
+/* --- gcv-cpu-band.c: one band of output rows (a GcvCpuTaskFunc on a Job) */
+
+void gcv_cpu_run_band (gpointer job, guint task, guint worker);
+
 /* --- gcv-cpu-rows.c: row loops -------------------------------------------- */
 
 /* out[x] = bias + sum_t w[t] * src[t][x] for x < n. */
