@@ -116,6 +116,16 @@ typedef struct {
   gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;
 
+/* --- gcv-cpu-setup.c: set-up and scratch --------------------------------- */
+
+Setup *gcv_cpu_setup_new (const GcvPlan * plan, guint workers,
+    GError ** error);
+void gcv_cpu_setup_free (Setup * s);
+Scratch *gcv_cpu_scratch_new (const Setup * s, gsize bytes, guint n,
+    GError ** error);
+void gcv_cpu_scratch_layout (Scratch * sc, guint n, const Setup * s);
+void gcv_cpu_scratch_free (Scratch * sc, guint n);
+
 /* --- gcv-cpu-band.c: one band of output rows (a GcvCpuTaskFunc on a Job) */
 
 void gcv_cpu_run_band (gpointer job, guint task, guint worker);
