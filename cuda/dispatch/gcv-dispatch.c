@@ -215,6 +215,12 @@ settle (GcvChoice * c, const GcvDispatchKey * key,
   }
 }
 
+gboolean
+gcv_dispatch_check_finite (GcvFormat format)
+{
+  return format == GCV_FORMAT_GRAY32F;
+}
+
 void
 gcv_dispatch_key_init (GcvDispatchKey * key, const GcvGeometry * g,
     const GcvFilter * f)
@@ -257,7 +263,7 @@ finish (GcvChoice * c, const GcvDispatchKey * key,
     c->fft_ny = limits->fft_ny;
     c->fft_tiles = limits->fft_tiles;
   }
-  c->check_finite = key->format == GCV_FORMAT_GRAY32F;
+  c->check_finite = gcv_dispatch_check_finite (key->format);
 }
 
 void
@@ -370,7 +376,7 @@ gcv_dispatch_choose_cpu (const GcvDispatchKey * key, GcvFamily requested,
   c->requested = requested;
   c->variant.family = separable ? GCV_FAMILY_SEPARABLE : GCV_FAMILY_DIRECT;
   c->kw = c->run_kw = key->kw;
-  c->check_finite = key->format == GCV_FORMAT_GRAY32F;
+  c->check_finite = gcv_dispatch_check_finite (key->format);
   c->threads = limits->threads;
   if (separable)
     c->cpu_path = limits->fixed_point ? GCV_CPU_PATH_FIXED_POINT :

@@ -51,6 +51,12 @@ typedef struct {
   guint threads;                /* workers a frame's bands run on */
 } GcvCpuLimits;
 
+/* Whether the kernels check for NaN and Inf (reading past a footprint:
+ * widened taps, FFT tiles): only GRAY32F frames hold them
+ * (docs/filters.md); 8-bit frames unpacked to floats do not. The record's
+ * check_finite, and what the CUDA backend sizes and launches with. */
+gboolean gcv_dispatch_check_finite (GcvFormat format);
+
 /* The key for a filter on a frame (GcvGeometry's input format and size,
  * the filter's size, separable settings, magnitude and GRAY32F guard). */
 void gcv_dispatch_key_init (GcvDispatchKey * key,
