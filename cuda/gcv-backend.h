@@ -27,8 +27,10 @@ typedef struct {
   const gchar *(*engine_describe) (gpointer engine);
   gint (*engine_device) (gpointer engine);      /* optional: -1 */
   void (*engine_free) (gpointer engine);
-  /* Creates the backend's state for a plan; picks a family for the one
-   * and writes a description of it. */
+  /* Creates the backend's state for a plan. It and plan_set_filter settle
+   * what runs into plan->choice through the dispatcher
+   * (gcv_dispatch_choose(), gcv_dispatch_choose_cpu()); gcv-plan.c writes
+   * the text (gcv_choice_describe()). */
   gpointer (*plan_new) (gpointer engine, GcvPlan * plan, GError ** error);
   gboolean (*plan_set_filter) (gpointer state, GcvPlan * plan,
       GError ** error);
@@ -78,10 +80,10 @@ struct _GcvPlan {
   GcvGeometry geometry;
   GcvFilter *filter;
   GcvFamily requested;          /* what the caller asked for */
-  GcvChoice choice;             /* what runs: the family, with parameters on
-                                 * CUDA (the dispatcher's choice) */
+  GcvChoice choice;             /* what runs, settled by the dispatcher
+                                 * (dispatch/gcv-choice.h) */
   gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
-  gchar *description;           /* family and parameters, for reporting */
+  gchar *description;           /* gcv_choice_describe() of the record */
   guint n_slots;                /* capacity: frames in flight at most */
   GcvTicket next_ticket;
   GcvTicket *slot_ticket;       /* the frame each slot holds */
@@ -98,6 +100,8 @@ gboolean gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
     const GcvImage * dst, const GcvSteps * steps,
     const GcvFrameOptions * options, GcvTicket * ticket, GError ** error);
 
+/* Old way of reporting what runs, for a backend not yet on the record:
+ * text written by the backend itself, kept by gcv-plan.c. */
 void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);
 
