@@ -119,7 +119,7 @@ typedef struct {
 /* --- gcv-cpu-setup.c: set-up and scratch --------------------------------- */
 
 Setup *gcv_cpu_setup_new (const GcvPlan * plan, guint workers,
-    GError ** error);
+    GcvChoice * choice, GError ** error);
 void gcv_cpu_setup_free (Setup * s);
 Scratch *gcv_cpu_scratch_new (const Setup * s, gsize bytes, guint n,
     GError ** error);

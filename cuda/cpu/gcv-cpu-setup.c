@@ -8,9 +8,11 @@
  * run in 16-bit fixed point, as OpenCV's GaussianBlur does, where the
  * error bound worked out for the taps here keeps the result within the
  * bound of docs/filters.md. A 16-bit lane holds twice the samples of a
- * float one, and 8-bit input and output convert to it in a step. On
+ * float one, and 8-bit input and output convert to it in a step. Which
+ * path runs is settled by the dispatcher (gcv_dispatch_choose_cpu()) into
+ * the plan's record, from what the fixed-point bound allows here: on
  * GRAY32F input, which may hold NaN and infinities, the separable path
- * runs only where its factors keep the kernel's zeros and signs, and the
+ * runs only where its factors keep the kernel's zeros and signs. There the
  * direct path keeps a second TapSet with every tap of the footprint. */
 #include "gcv-cpu-private.h"
 #include "gcv-border.h"
@@ -104,10 +106,11 @@ quantize (const gfloat * v, guint n, gdouble k, guint16 * q, gdouble * sum,
   return TRUE;
 }
 
-/* Sets up the fixed-point path where it applies: 8-bit in and out, a
- * separable kernel with no negative tap and no bias, a constant border (if
- * any) a whole 8-bit value. The row taps are scaled to sum to 1 and the
- * column taps take the scale, so that every row-pass sum fits 16 bits.
+/* The fixed-point taps where the path's error bound holds (TRUE), were
+ * the filter to run separable: 8-bit in and out, a rank-1 kernel with no
+ * negative tap and no bias, a constant border (if any) a whole 8-bit
+ * value. The row taps are scaled to sum to 1 and the column taps take the
+ * scale, so that every row-pass sum fits 16 bits.
  *
  * In 1/256 units, with H a row-pass sum, V a column-pass sum and the taps'
  * rounding dr, dc (sums of |quantized - exact|):
@@ -115,31 +118,31 @@ quantize (const gfloat * v, guint n, gdouble k, guint16 * q, gdouble * sum,
  *     centred by starting from kw/2, and the taps' rounding)
  *   |V - exact| <= ceil(kh/2) + max(H) * dc + sum(column) * |H error|
  * and the path is taken where that is below FIXED_MAX_ERROR * 256. */
-static void
+static gboolean
 setup_fixed (Setup * s, const GcvFilter * f, const GcvGeometry * g)
 {
   gdouble sum_row = 0.0, sum_column = 0.0, q_row, q_column, d_row, d_column;
   gdouble h_max, v_max, e_row, e_column;
 
-  if (!s->separable || g->in_format == GCV_FORMAT_GRAY32F
+  if (!f->use_separable || g->in_format == GCV_FORMAT_GRAY32F
       || g->out_format == GCV_FORMAT_GRAY32F || f->bias != 0.0f)
-    return;
+    return FALSE;
   if (f->border == GCV_BORDER_CONSTANT && !(f->border_value >= 0.0f
           && f->border_value <= 255.0f
           && f->border_value == floorf (f->border_value)))
-    return;
+    return FALSE;
   for (guint i = 0; i < f->kw; i++) {
     if (!(f->row[i] >= 0.0f))
-      return;
+      return FALSE;
     sum_row += f->row[i];
   }
   for (guint j = 0; j < f->kh; j++) {
     if (!(f->column[j] >= 0.0f))
-      return;
+      return FALSE;
     sum_column += f->column[j];
   }
   if (sum_row == 0.0 || sum_column == 0.0)
-    return;
+    return FALSE;
 
   s->row_fixed = g_new (guint16, f->kw);
   s->column_fixed = g_new (guint16, f->kh);
@@ -158,16 +161,15 @@ setup_fixed (Setup * s, const GcvFilter * f, const GcvGeometry * g)
       + (sum_row * sum_column + d_column) * e_row;
   if (e_column > FIXED_MAX_ERROR * 256.0)
     goto no;
-  s->fixed = TRUE;
-  s->sample = sizeof (guint16);
   /* border-value is only checked, and only used, for the constant border */
   s->border_fixed = f->border == GCV_BORDER_CONSTANT ?
       (guint16) (f->border_value * 256.0f) : 0;
-  return;
+  return TRUE;
 
 no:
   g_clear_pointer (&s->row_fixed, g_free);
   g_clear_pointer (&s->column_fixed, g_free);
+  return FALSE;
 }
 
 /* Strips as wide as the budget allows for the rows they keep, then evened
@@ -276,52 +278,35 @@ tap_set_init (TapSet * ts, const GcvFilter * f, guint channels,
   return TRUE;
 }
 
-static gint
-sign (gfloat v)
-{
-  return (v > 0.0f) - (v < 0.0f);
-}
-
-/* Whether column[j] * row[i], as the separable path multiplies them, has
- * the sign of K[j][i] for every tap, zero where K is zero: then a NaN or
- * an infinity under the footprint gives what K gives it. A kernel that is
- * rank 1 only within the tolerance may not (a tiny tap where the factors
- * give 0, which turns an infinity into NaN). */
-static gboolean
-factors_keep_signs (const GcvFilter * f)
-{
-  for (guint j = 0; j < f->kh; j++)
-    for (guint i = 0; i < f->kw; i++)
-      if (sign (f->column[j]) * sign (f->row[i])
-          != sign (f->taps[(gsize) j * f->kw + i]))
-        return FALSE;
-  return TRUE;
-}
-
-/* Everything but the scratch for the plan's filter on its geometry; NULL
- * and an error where memory runs out. */
+/* Everything but the scratch for the plan's filter on its geometry, and
+ * the record of what runs (`choice`, settled by the dispatcher from what
+ * this backend can run); NULL and an error where memory runs out. */
 Setup *
-gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GError ** error)
+gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
+    GError ** error)
 {
   const GcvFilter *f = plan->filter;
   const GcvGeometry *g = &plan->geometry;
   Setup *s = g_new0 (Setup, 1);
+  GcvDispatchKey key;
+  GcvCpuLimits limits = { .threads = workers };
   gfloat out_scale = 1.0f;
-  gboolean float_in;
 
-  /* float input may hold NaN and infinities, which the separable path
-   * treats as K does only where its factors keep K's signs */
-  float_in = g->in_format == GCV_FORMAT_GRAY32F;
-  /* a magnitude (taps_y) is never rank 1; its two kernels run direct */
-  s->separable = f->use_separable && !f->taps_y
-      && plan->requested != GCV_FAMILY_DIRECT
-      && (!float_in || factors_keep_signs (f));
+  limits.fixed_point = setup_fixed (s, f, g);
+  gcv_dispatch_key_init (&key, g, f);
+  gcv_dispatch_choose_cpu (&key, plan->requested, &limits, choice);
+  s->fixed = choice->cpu_path == GCV_CPU_PATH_FIXED_POINT;
+  s->separable = s->fixed || choice->cpu_path == GCV_CPU_PATH_SEPARABLE;
+  if (!s->fixed) {
+    g_clear_pointer (&s->row_fixed, g_free);
+    g_clear_pointer (&s->column_fixed, g_free);
+  }
   s->kw = f->kw;
   s->kh = f->kh;
   s->ax = f->ax;
   s->ay = f->ay;
   s->channels = gcv_format_channels (g->in_format);
-  s->sample = sizeof (gfloat);
+  s->sample = s->fixed ? sizeof (guint16) : sizeof (gfloat);
   s->keep_alpha = s->channels == 4 && !f->filter_alpha;
   s->border = f->border;
   s->border_value = f->border_value;
@@ -333,7 +318,6 @@ gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GError ** error)
   s->bias = f->bias * out_scale;
   s->magnitude_sign = f->magnitude_sign;
 
-  setup_fixed (s, f, g);
   if (s->separable && !s->fixed) {
     s->row = g_memdup2 (f->row, f->kw * sizeof (gfloat));
     s->column = g_new (gfloat, f->kh);
@@ -344,8 +328,9 @@ gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GError ** error)
       gcv_cpu_setup_free (s);
       return NULL;
     }
-    /* without zero taps every row goes through all of them anyway */
-    s->check_finite = float_in
+    /* frames that may hold NaN or Inf (the record's check_finite); without
+     * zero taps every row goes through all of them anyway */
+    s->check_finite = choice->check_finite
         && s->sparse.n_taps < (gsize) f->kw * (f->kh + 1);
     if (s->check_finite && !tap_set_init (&s->full, f, s->channels,
             out_scale, TRUE, error)) {

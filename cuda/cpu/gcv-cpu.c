@@ -47,15 +47,18 @@ cpu_engine_free (gpointer engine)
   g_free (e);
 }
 
-/* Sets the plan up for its filter. Scratch is kept while it is large
- * enough, so a filter that changes between frames allocates nothing; when
- * it cannot be had, the plan keeps its previous filter. */
+/* Sets the plan up for its filter, and leaves what runs in plan->choice
+ * (the engine writes the description from it). Scratch is kept while it
+ * is large enough, so a filter that changes between frames allocates
+ * nothing; when it cannot be had, the plan keeps its previous filter and
+ * record. */
 static gboolean
 cpu_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 {
   CpuPlan *cp = state;
   guint n = gcv_cpu_pool_get_n_workers (cp->engine->pool);
-  Setup *s = gcv_cpu_setup_new (plan, n, error);
+  GcvChoice choice;
+  Setup *s = gcv_cpu_setup_new (plan, n, &choice, error);
 
   if (!s)
     return FALSE;
@@ -73,19 +76,7 @@ cpu_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
   gcv_cpu_setup_free (cp->setup);
   cp->setup = s;
 
-  /* The CPU has two paths: separable for rank-1 kernels unless direct is
-   * forced, else direct. GPU-only families say so in the description. */
-  GcvFamily algo = s->separable ? GCV_FAMILY_SEPARABLE :
-      GCV_FAMILY_DIRECT;
-  if (!s->separable && plan->filter->use_separable
-      && plan->requested != GCV_FAMILY_DIRECT)
-    gcv_plan_set_description (plan, algo, "%s", "(GRAY32F input: the "
-        "separable factors do not keep the kernel's zeros and signs)");
-  else if (plan->requested != GCV_FAMILY_AUTO && plan->requested != algo)
-    gcv_plan_set_description (plan, algo, "(%s runs on CUDA only)",
-        gcv_family_nick (plan->requested));
-  else
-    gcv_plan_set_description (plan, algo, "%s", "");
+  plan->choice = choice;
   return TRUE;
 }
 
