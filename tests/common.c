@@ -189,6 +189,15 @@ gcvt_add_test_if (TCase * tc, TFun tf, const gchar * name, gint start,
   g_print ("SKIP: %s: %s\n", name, reason);
 }
 
+void
+gcvt_skip_unless (gboolean runnable, const gchar * reason)
+{
+  if (runnable)
+    return;
+  g_print ("SKIP: %s\n", reason);
+  exit (77);
+}
+
 int
 gcvt_run (Suite * suite, const gchar * name)
 {

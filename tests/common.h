@@ -21,6 +21,9 @@ G_BEGIN_DECLS
  * CUDA is asked for and no device is usable; then gst_check_init() with
  * GST_TRACERS=leaks unless GST_TRACERS says otherwise. */
 void gcvt_init (int *argc, char ***argv);
+/* A program none of whose tests can run here: prints "SKIP: <reason>" and
+ * exits 77 (skipped, to meson) unless `runnable`. */
+void gcvt_skip_unless (gboolean runnable, const gchar * reason);
 /* Runs the suite; 0 when every test passed, 1 when one failed, 77
  * (skipped, to meson) when no test of the program could run here. */
 int gcvt_run (Suite * suite, const gchar * name);

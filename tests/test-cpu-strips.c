@@ -747,9 +747,7 @@ main (int argc, char **argv)
   gcvt_init (&argc, &argv);
   /* strips, bands and scratch are the CPU engine's; the CUDA suite runs
    * large frames in test-compute */
-  if (gcvt_on_cuda ()) {
-    g_print ("SKIP: the CPU engine's strips need backend=cpu\n");
-    return 77;
-  }
+  gcvt_skip_unless (!gcvt_on_cuda (),
+      "the CPU engine's strips need backend=cpu");
   return gcvt_run (cpu_strips_suite (), "cpu_strips");
 }

@@ -240,15 +240,11 @@ int
 main (int argc, char **argv)
 {
   gcvt_init (&argc, &argv);
-  if (!gcvt_on_cuda ()) {
-    g_print ("SKIP: CUDA failures need backend=cuda "
-        "(GPUCONVOLVE_TEST_BACKEND=cuda)\n");
-    return 77;
-  }
+  gcvt_skip_unless (gcvt_on_cuda (), "CUDA failures need backend=cuda "
+      "(GPUCONVOLVE_TEST_BACKEND=cuda)");
 #ifndef GCVT_FAULT_INJECTION
-  g_print ("SKIP: CUDA failures are injected only in builds configured with "
-      "-Dfault-injection=true\n");
-  return 77;
+  gcvt_skip_unless (FALSE, "CUDA failures are injected only in builds "
+      "configured with -Dfault-injection=true");
 #endif
   return gcvt_run (cuda_failure_suite (), "cuda_failure");
 }

@@ -331,10 +331,7 @@ inflight_suite (void)
 
   tcase_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
-  if (!gcvt_on_cuda ()) {
-    g_print ("SKIP: frames in flight need the CUDA backend\n");
-    exit (77);
-  }
+  gcvt_skip_unless (gcvt_on_cuda (), "frames in flight need the CUDA backend");
   tcase_add_test (tc, test_depths_identical);
   tcase_add_test (tc, test_eos_with_frames_in_flight);
   tcase_add_test (tc, test_flush_mid_stream);
