@@ -34,6 +34,7 @@
 #   STEPS       which of a b c sweep to run (default all)
 #   CLIP_DIR    where the clips are kept (default $TMPDIR/gpuconvolve-archive)
 #   STEP_TIMEOUT  seconds one measurement may take (default 300)
+#   CUDA_VISIBLE_DEVICES  the GPUs to use (default all)
 # On the GPU host (scripts/gpu-host.sh's layout): GStreamer from
 # .gpuhost/env.sh, Ray from .gpuhost-ray/env.sh (or tools/batch/.venv), the
 # plugin and gpuconvolve-batch-run from BUILD (default build-gpu). Exit
@@ -94,10 +95,16 @@ fi
 for e in videotestsrc x264enc h264parse mp4mux qtdemux nvh264dec fakesink gpuconvolve; do
   gst-inspect-1.0 "$e" >/dev/null 2>&1 || die "GStreamer element $e is missing"
 done
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+# CUDA_VISIBLE_DEVICES narrows the run to those GPUs (Ray honours it too)
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  IFS=, read -r -a devices <<<"$CUDA_VISIBLE_DEVICES"
+else
+  mapfile -t devices < <(seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') - 1 )))
+fi
+gpus=${#devices[@]}
 [ "$gpus" -ge 1 ] || die "no GPU (nvidia-smi -L)"
 mkdir -p "$out" "$clip_dir"
-echo "archive-batch: $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
+echo "archive-batch: $gpus GPU(s) (${devices[*]}): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
 
 # ---- the inputs -----------------------------------------------------------
 # make_clip PATTERN: the clip's path, encoded once (as bench/pipelines-gpu.sh
@@ -147,7 +154,7 @@ decoders() {
       args+=(filesrc location="${inputs[i]}" ! qtdemux ! h264parse ! nvh264dec
              ! "video/x-raw(memory:CUDAMemory)" ! fakesink)
     done
-    CUDA_VISIBLE_DEVICES=$g timeout "$step_timeout" gst-launch-1.0 "${args[@]}" \
+    CUDA_VISIBLE_DEVICES=${devices[g]} timeout "$step_timeout" gst-launch-1.0 "${args[@]}" \
       >"$out/a-gpu$g.log" 2>&1 &
     logs+=("$out/a-gpu$g.log")
   done
