@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the CUDA backend's host files share: its engine, its plans and
+ * their slots, and the functions one file calls in another. Each file
+ * calls only those listed before it here (the engine's table names the
+ * plan's and the frame's functions):
+ *
+ * gcv-cuda-stats.c     per-frame statistics, the host's part
+ *                      (gcv-cuda-stats.h)
+ * gcv-cuda-slots.c     the slots: streams, events and buffers
+ * gcv-cuda-fft.c       the FFT family's set-up
+ * gcv-cuda-choice.c    what runs for the plan's filter on this device, and
+ *                      its launch arguments
+ * gcv-cuda-frame.c     a frame: upload, compute launches, download, wait
+ * gcv-cuda-plan.c      a plan: made, set up for each filter, freed
+ * gcv-cuda-engine.c    the engine (device or application context, tuning
+ *                      table), and the backend's table of functions
+ *
+ * Frames in flight: each holds a slot, the plan's place for one frame,
+ * with its own stream; ticket t runs in slot t % n_slots (gcv-plan.c). */
+#ifndef GCV_CUDA_PRIVATE_H
+#define GCV_CUDA_PRIVATE_H
+
+#include "gcv-private.h"
+#include "gcv-cuda-context.h"
+#include "gcv-cuda-device.h"
+#include "gcv-cuda-stats.h"
+#include "kernels/gcv-kernels.h"
+#include "dispatch/gcv-dispatch.h"
+#include "dispatch/gcv-tuning.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gint device;
+  gpointer context;             /* the application's CUcontext, or NULL for
+                                 * the device's primary context */
+  GcvCudaDevice props;          /* what the launchers size tiles with */
+  GcvDeviceInfo info;           /* what the dispatcher decides with */
+  GcvTuningTable *table;        /* measured choices, or NULL */
+  const gchar *table_source;    /* "tuning-file", "cache" or "shipped" */
+  gchar *description;
+} CudaEngine;
+
+/* What one frame in flight holds: a stream, an event and its buffers. */
+typedef struct {
+  cudaStream_t stream;
+  cudaEvent_t done;
+  void *d_pad, *d_raw, *d_tmp, *d_out;
+  float *d_taps, *h_taps;       /* large kernels: taps in device memory */
+  /* bytes each of the above holds */
+  gsize pad_size, raw_size, tmp_size, out_size, taps_size;
+  guint taps_serial;            /* which filter d_taps holds */
+  void *h_in, *h_out;           /* pinned staging for pageable frames */
+  gsize h_in_size, h_out_size;
+  /* where a staged output goes once the frame is done */
+  guint8 *copy_to;
+  gsize copy_stride;
+  GcvCudaSlotStats stats;
+} CudaSlot;
+
+/* The buffers of a slot, as gcv_cuda_slot_ensure() makes them. */
+enum {
+  BUF_INPUT = 1 << 0,           /* padded input, and the 8-bit frame an
+                                 * unpack reads */
+  BUF_TMP = 1 << 1,
+  BUF_OUT = 1 << 2,
+  BUF_TAPS = 1 << 3,
+};
+
+typedef struct {
+  CudaEngine *engine;
+  GcvPlan *plan;
+  CudaSlot *slots;
+  guint n_slots;
+  /* what frames of the filter need of the slot buffers */
+  gsize pad_pitch, raw_pitch, tmp_pitch, out_pitch;
+  gsize pad_bytes, raw_bytes, tmp_bytes, out_bytes, taps_bytes;
+  /* the identity between equal 8-bit formats: device frames are copied
+   * (no padded input, which the slots make only for a frame that needs
+   * it) */
+  gboolean copy_only;
+  /* how frames are filtered, from the filter and geometry */
+  GcvPixel pix;
+  GcvOut out;
+  gfloat out_scale;
+  gboolean unpack;              /* 8-bit frames go through floats */
+  size_t tiled_smem;            /* tiled, adaptive: its shared memory */
+  GcvCudaFft *fft;
+  int fft_setup[7];             /* width, height, kw, kh, channels, prime,
+                                 * tile */
+  gfloat *fft_taps;             /* the taps whose spectrum fft holds */
+  guint filter_serial;
+  /* The kernel the device runs: the filter's, or for tiled's unrolled
+   * kernels at a width with no instance, widened to the next instance
+   * by zero taps on the right (the same sums for finite input;
+   * docs/performance.md, sizes with no precompiled kernel; a block whose
+   * tile holds a NaN or Inf sums over the filter's own width instead:
+   * tiled.cu). kw is its width; run_taps its kh x kw taps when widened,
+   * or a gradient magnitude's gx taps then its gy taps (GcvCudaConv), NULL
+   * for the filter's own; n_taps how many. */
+  guint kw;
+  gfloat *run_taps;
+  gsize n_taps;
+} CudaPlan;
+
+/* Makes the engine's context current on this thread before its CUDA calls:
+ * another may be current (GStreamer's, or another engine's). */
+static inline cudaError_t
+cuda_enter (const CudaEngine * e)
+{
+  return e->context ? gcv_cuda_context_use (e->context) :
+      cudaSetDevice (e->device);
+}
+
+/* gcv-cuda-slots.c */
+/* Each slot's stream and event; once each slot's work is done, its
+ * buffers, stream and event. */
+gboolean gcv_cuda_slots_create (CudaPlan * cp, GError ** error);
+void gcv_cuda_slots_free (CudaPlan * cp);
+/* Makes the buffers of `s` in `what` (BUF_*) that hold less than frames of
+ * the filter need now, on the slot's stream; whether they hold enough. */
+gboolean gcv_cuda_slot_ensure (CudaPlan * cp, CudaSlot * s, guint what,
+    GError ** error);
+gboolean gcv_cuda_slot_has (const CudaPlan * cp, const CudaSlot * s,
+    guint what);
+/* What frames of the filter need of the slot buffers, and every slot's
+ * buffers that every frame needs, made at plan set-up or when the halo
+ * grows. */
+gboolean gcv_cuda_ensure_buffers (CudaPlan * cp, const GcvPlan * plan,
+    GError ** error);
+/* Waits for every frame in flight (their events; no device-wide sync). */
+gboolean gcv_cuda_wait_all (CudaPlan * cp, GError ** error);
+
+/* gcv-cuda-fft.c: the FFT family's transforms and kernel spectrum. FALSE
+ * with `error` for a CUDA failure; a set-up that cannot be made leaves
+ * cp->fft NULL and says why in `why`. */
+gboolean gcv_cuda_fft_setup_ensure (CudaPlan * cp, const GcvPlan * plan,
+    const GcvCudaConv * c, const GcvVariant * v, gchar * why, gsize why_len,
+    GError ** error);
+/* Frees the set-up (no frame in flight uses it). */
+void gcv_cuda_fft_setup_free (CudaPlan * cp);
+
+/* gcv-cuda-choice.c: what runs. The kernel element type, 8-bit unpack and
+ * output epilogue; then the family (gcv_dispatch_choose()) with what the
+ * families report, the kernel the device runs, and the description. */
+void gcv_cuda_choose_formats (CudaPlan * cp, const GcvPlan * plan);
+gboolean gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan,
+    GError ** error);
+/* The launch arguments of a frame in slot `s`. */
+GcvCudaConv gcv_cuda_conv_args (CudaPlan * cp, const GcvPlan * plan,
+    CudaSlot * s);
+/* A kernel one tap wide on tiled or separable: one pass down the columns. */
+gboolean gcv_cuda_column_pass (const GcvFilter * f, const GcvVariant * v);
+
+/* gcv-cuda-frame.c: a frame through its slot (GcvBackend's functions) */
+gboolean gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
+    const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
+    GError ** error);
+gboolean gcv_cuda_wait (gpointer state, GcvPlan * plan, guint slot,
+    GError ** error);
+gboolean gcv_cuda_set_frame_options (gpointer state, GcvPlan * plan,
+    guint slot, const GcvFrameOptions * options, GError ** error);
+void gcv_cuda_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
+    GcvFrameStats * stats);
+
+/* gcv-cuda-plan.c: a plan (GcvBackend's functions) */
+gpointer gcv_cuda_plan_new (gpointer engine, GcvPlan * plan, GError ** error);
+gboolean gcv_cuda_plan_set_filter (gpointer state, GcvPlan * plan,
+    GError ** error);
+void gcv_cuda_plan_free (gpointer state);
+gpointer gcv_cuda_get_stream (gpointer state, guint slot);
+gboolean gcv_cuda_get_device_input (gpointer state, guint slot,
+    GcvImage * img);
+
+G_END_DECLS
+
+#endif /* GCV_CUDA_PRIVATE_H */
