@@ -4,7 +4,6 @@
  * parallel copy of the frame, every engine output checked against a
  * double-precision reference. See bench/README.md. */
 #include "gcv-tools.h"
-#include "cpu/gcv-cpu-pool.h"
 #include "cpu-opencv-peer.h"
 #include "reference.h"
 

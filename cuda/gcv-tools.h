@@ -11,7 +11,9 @@
  *    (gcv-dispatch.h), so a listing of choices needs no GPU;
  *  - tuning tables: load, save, parse, look up, find (gcv-tuning.h);
  *  - a filter's taps as the backends run them, through accessors;
- *  - format facts (gcv-format.h). */
+ *  - format facts (gcv-format.h);
+ *  - the CPU backend's worker pool (cpu/gcv-cpu-pool.h), which the CPU
+ *    benchmark times its copy of a frame on. */
 #ifndef GCV_TOOLS_H
 #define GCV_TOOLS_H
 
@@ -20,6 +22,7 @@
 #include "gcv-format.h"
 #include "dispatch/gcv-dispatch.h"
 #include "dispatch/gcv-tuning.h"
+#include "cpu/gcv-cpu-pool.h"
 
 G_BEGIN_DECLS
 
