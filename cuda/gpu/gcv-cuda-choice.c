@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What runs for a CUDA plan's filter on this device: the kernel element
  * type and output epilogue, the launch arguments, what each family can run
- * here, the dispatcher's choice (gcv_dispatch_choose()) and what the
- * backend still settles after it (the FFT set-up falling back, the column
- * pass, the width tiled's unrolled kernels run at), and the description. */
+ * here (GcvFamilyLimits), the dispatcher's calls that settle the plan's
+ * record (gcv_dispatch_choose(), again with the FFT set-up's outcome), and
+ * the taps the device runs at the record's width. */
 #include "gcv-cuda-private.h"
 
 #include <math.h>
@@ -57,9 +57,7 @@ gcv_cuda_conv_args (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s)
   c.ax = f->ax;
   c.ay = f->ay;
   c.footprint_kw = f->kw;
-  /* only float frames hold NaN or Inf (docs/filters.md, non-finite input);
-   * 8-bit frames unpacked to floats do not */
-  c.check_finite = plan->geometry.in_format == GCV_FORMAT_GRAY32F;
+  c.check_finite = gcv_dispatch_check_finite (plan->geometry.in_format);
   c.bias = f->bias;
   c.out_scale = cp->out_scale;
   c.taps = s->d_taps;
@@ -104,17 +102,16 @@ run_filter_kernel (CudaPlan * cp, const GcvFilter * f)
   }
 }
 
-/* Sets the kernel the device runs for this choice (CudaPlan.kw). A
- * magnitude is never widened: tiled has its unrolled kernels at their
- * own widths only. */
+/* Sets the kernel the device runs (CudaPlan.kw): the filter's, or widened
+ * by zero taps on the right to the record's run_kw (the dispatcher settles
+ * when: tiled's unrolled kernels, never a gradient magnitude). */
 static void
-set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvVariant * v)
+set_run_kernel (CudaPlan * cp, const GcvFilter * f, const GcvChoice * choice)
 {
-  guint w = unrolled_width (f->kw);
+  guint w = choice->run_kw;
 
   run_filter_kernel (cp, f);
-  if (v->family != GCV_FAMILY_TILED || v->adaptive || f->kw == 1 || w == 0
-      || w == f->kw || f->taps_y)
+  if (w <= f->kw)
     return;
   cp->run_taps = g_new0 (gfloat, (gsize) w * f->kh);
   for (guint y = 0; y < f->kh; y++)
@@ -151,120 +148,51 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   l->register_fits = gcv_cuda_register_supports (c);
 }
 
-
-/* A kernel one tap wide runs as one pass down the columns (column.cu) in
- * the tiled and the separable family: their tiles and row passes would only
- * add memory traffic to a filter that is a copy with a few taps. */
-gboolean
-gcv_cuda_column_pass (const GcvFilter * f, const GcvVariant * v)
-{
-  return f->kw == 1 && !f->taps_y && (v->family == GCV_FAMILY_TILED
-      || v->family == GCV_FAMILY_SEPARABLE);
-}
-
-static gint
-sign (gfloat v)
-{
-  return (v > 0.0f) - (v < 0.0f);
-}
-
-/* Whether the separable paths give the NaN and infinities of a frame what
- * K gives them (docs/filters.md): column[j] * row[i] of the sign of K's
- * tap, zero where it is zero. A kernel rank 1 only within the tolerance
- * may have a tiny tap where its factors give 0, which would turn an
- * infinity under it into NaN. Only GRAY32F frames hold either. */
-static gboolean
-factors_fit_input (const GcvPlan * plan)
-{
-  const GcvFilter *f = plan->filter;
-
-  if (!f->rank1 || plan->geometry.in_format != GCV_FORMAT_GRAY32F)
-    return TRUE;
-  for (guint j = 0; j < f->kh; j++)
-    for (guint i = 0; i < f->kw; i++)
-      if (sign (f->column[j]) * sign (f->row[i])
-          != sign (f->taps[(gsize) j * f->kw + i]))
-        return FALSE;
-  return TRUE;
-}
-
-/* The dispatcher chooses (gcv_dispatch_choose()); this fills in what the
- * families report, makes the FFT set-up a choice of FFT needs, and writes
- * the description. */
+/* What runs: the dispatcher settles the plan's record from what the
+ * families report here; where it chose fft, the set-up is made (or kept)
+ * and its outcome, the transform size or why it could not be made, goes to
+ * a second call. Then the taps the device runs, at the record's width. */
 gboolean
 gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
 {
   const GcvFilter *f = plan->filter;
   CudaEngine *e = cp->engine;
   GcvCudaConv c;
-  /* factors that do not fit the input: the kernel runs as 2D */
-  const gboolean fit = factors_fit_input (plan);
-  GcvDispatchKey key = {.format = plan->geometry.in_format,.kw = f->kw,
-    .kh = f->kh,.separable = f->use_separable && fit,
-    .width = plan->geometry.width,.height = plan->geometry.height,
-    .separable_only = f->separable_only,.magnitude = f->taps_y != NULL
-  };
+  GcvDispatchKey key;
   GcvFamilyLimits limits;
   GcvVariant forced;
+  const GcvVariant *forced_variant = NULL;
   GcvChoice *choice = &plan->choice;
-  const GcvVariant *v = &choice->variant;
-  gchar *source, *params, *name;
-  char fft_error[256] = "";
+  char fft_error[GCV_CHOICE_DETAIL] = "";
 
-  if (plan->forced_variant
-      && !gcv_variant_parse (plan->forced_variant, &forced, error))
-    return FALSE;       /* checked when it was set: cannot happen */
+  if (plan->forced_variant) {
+    if (!gcv_variant_parse (plan->forced_variant, &forced, error))
+      return FALSE;             /* checked when it was set: cannot happen */
+    forced_variant = &forced;
+  }
+  gcv_dispatch_key_init (&key, &plan->geometry, f);
   run_filter_kernel (cp, f);
   c = gcv_cuda_conv_args (cp, plan, &cp->slots[0]);
   family_limits (cp, &c, &limits);
   gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
-      plan->forced_variant ? &forced : NULL, f->rank1 && fit, choice);
-  if (!fit && (choice->fallback == GCV_FALLBACK_NOT_RANK1
-          || (f->separable_only && choice->fallback == GCV_FALLBACK_NONE)))
-    choice->fallback = GCV_FALLBACK_FACTOR_SIGNS;
-  if (v->family == GCV_FAMILY_FFT) {
-    if (!gcv_cuda_fft_setup_ensure (cp, plan, &c, v, fft_error,
-            sizeof (fft_error), error))
+      forced_variant, f->rank1, choice);
+  if (choice->variant.family == GCV_FAMILY_FFT) {
+    if (!gcv_cuda_fft_setup_ensure (cp, plan, &c, &choice->variant,
+            fft_error, sizeof (fft_error), error))
       return FALSE;
-    if (!cp->fft)
-      gcv_dispatch_fall_back (choice, GCV_FALLBACK_FFT_SETUP, &key, &limits);
+    if (cp->fft)
+      gcv_cuda_fft_size (cp->fft, &limits.fft_nx, &limits.fft_ny,
+          &limits.fft_tiles);
+    else
+      limits.fft_failed = fft_error;
+    gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
+        forced_variant, f->rank1, choice);
   }
-  if (v->family != GCV_FAMILY_FFT && cp->fft) {
+  if (choice->variant.family != GCV_FAMILY_FFT && cp->fft) {
     if (!gcv_cuda_wait_all (cp, error))
       return FALSE;
     gcv_cuda_fft_setup_free (cp);
   }
-  /* after any fall-back: the FFT's may hand over to tiled */
-  set_run_kernel (cp, f, v);
-
-  name = gcv_variant_to_string (v);
-  if (gcv_cuda_column_pass (f, v)) {
-    params = g_strdup ("column pass");
-  } else if (v->family == GCV_FAMILY_TILED && cp->kw != f->kw) {
-    params = g_strdup_printf ("ty=%d unrolled %u wide", v->rows, cp->kw);
-  } else if (v->family == GCV_FAMILY_TILED) {
-    params = g_strdup_printf ("ty=%d %s", v->rows, v->adaptive ? "adaptive" :
-        "unrolled");
-  } else if (v->family == GCV_FAMILY_FFT && v->fft_tile) {
-    int nx, ny, tiles;
-    gcv_cuda_fft_size (cp->fft, &nx, &ny, &tiles);
-    params = g_strdup_printf ("tile=%d, %d tiles", nx, tiles);
-  } else if (v->family == GCV_FAMILY_FFT) {
-    int nx, ny, tiles;
-    gcv_cuda_fft_size (cp->fft, &nx, &ny, &tiles);
-    params = g_strdup_printf ("p=%d %dx%d", v->fft_prime, nx, ny);
-  } else {
-    params = g_strdup (strchr (name, ' ') ? strchr (name, ' ') + 1 : "");
-  }
-  source = choice->source == GCV_SOURCE_TABLE ?
-      g_strdup_printf ("table: %s", e->table_source) :
-      g_strdup (gcv_choice_source_nick (choice->source));
-  gcv_plan_set_description (plan, v->family, "%s%s(%s)%s%s%s%s%s", params,
-      *params ? " " : "", source, choice->fallback ? " (" : "",
-      gcv_fallback_reason (choice->fallback), choice->fallback ? ")" : "",
-      *fft_error ? ": " : "", fft_error);
-  g_free (source);
-  g_free (params);
-  g_free (name);
+  set_run_kernel (cp, f, choice);
   return TRUE;
 }

@@ -13,6 +13,7 @@ cuda_backend_engine_new (gint device_id, gpointer context, GError ** error)
 {
   CudaEngine *e;
   struct cudaDeviceProp prop;
+  const gchar *source;          /* the table says where it was found */
   gint dev;
 
   gcv_cuda_fault_read ();
@@ -40,7 +41,7 @@ cuda_backend_engine_new (gint device_id, gpointer context, GError ** error)
   e->props.smem_per_sm = prop.sharedMemPerMultiprocessor;
   e->props.regs_per_sm = prop.regsPerMultiprocessor;
   gcv_cuda_device_info (&e->info, &prop, dev);
-  e->table = gcv_tuning_find (NULL, prop.name, &e->table_source, NULL);
+  e->table = gcv_tuning_find (NULL, prop.name, &source, NULL);
   e->description = g_strdup_printf ("cuda:%d %s", dev, prop.name);
   return e;
 }
@@ -60,7 +61,6 @@ cuda_set_tuning_file (gpointer engine, const gchar * path, GError ** error)
   }
   gcv_tuning_table_free (e->table);
   e->table = t;
-  e->table_source = source;
   return TRUE;
 }
 

@@ -125,7 +125,7 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
               c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
-  if (gcv_cuda_column_pass (f, v))
+  if (plan->choice.column_pass)
     return CHECK (gcv_cuda_column (&c), OP_LAUNCH);
   switch (v->family) {
     case GCV_FAMILY_TILED:

@@ -37,7 +37,6 @@ typedef struct {
   GcvCudaDevice props;          /* what the launchers size tiles with */
   GcvDeviceInfo info;           /* what the dispatcher decides with */
   GcvTuningTable *table;        /* measured choices, or NULL */
-  const gchar *table_source;    /* "tuning-file", "cache" or "shipped" */
   gchar *description;
 } CudaEngine;
 
@@ -141,16 +140,15 @@ gboolean gcv_cuda_fft_setup_ensure (CudaPlan * cp, const GcvPlan * plan,
 void gcv_cuda_fft_setup_free (CudaPlan * cp);
 
 /* gcv-cuda-choice.c: what runs. The kernel element type, 8-bit unpack and
- * output epilogue; then the family (gcv_dispatch_choose()) with what the
- * families report, the kernel the device runs, and the description. */
+ * output epilogue; then the plan's record (GcvPlan.choice), settled by the
+ * dispatcher from what the families report, and the kernel the device
+ * runs. */
 void gcv_cuda_choose_formats (CudaPlan * cp, const GcvPlan * plan);
 gboolean gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan,
     GError ** error);
 /* The launch arguments of a frame in slot `s`. */
 GcvCudaConv gcv_cuda_conv_args (CudaPlan * cp, const GcvPlan * plan,
     CudaSlot * s);
-/* A kernel one tap wide on tiled or separable: one pass down the columns. */
-gboolean gcv_cuda_column_pass (const GcvFilter * f, const GcvVariant * v);
 
 /* gcv-cuda-frame.c: a frame through its slot (GcvBackend's functions) */
 gboolean gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
