@@ -1,5 +1,8 @@
 /* What a backend implements, and the engine and plan the common code
- * (gcv-plan.c) keeps around each backend's state. */
+ * (gcv-plan.c) keeps around each backend's state. A plan's frames go
+ * through a table of this type, its kind: the engine's backend, or for
+ * frames of several planes gcv_planar_kind, which runs each plane through
+ * the engine's backend. */
 #ifndef GCV_BACKEND_H
 #define GCV_BACKEND_H
 
@@ -12,7 +15,7 @@ G_BEGIN_DECLS
 /* GRAY8 frames that are one channel of interleaved samples (NV12's U or
  * V): bytes from a sample to the next in a row, of the input and the
  * output; 0 or 1 when packed. Host frames reach the backends packed
- * (gcv-plan.c); only device frames come with a step. */
+ * (gcv-planar.c); only device frames come with a step. */
 typedef struct {
   guint src, dst;
 } GcvSteps;
@@ -42,6 +45,10 @@ typedef struct {
   void (*plan_free) (gpointer state);
   /* optional: device access, NULL on the CPU backend */
   gpointer (*get_cuda_stream) (gpointer state, guint slot);
+  /* optional: every stream a frame in `slot` runs on (the first n into
+   * `streams`), how many; without it, get_cuda_stream's */
+  guint (*get_cuda_streams) (gpointer state, guint slot, gpointer * streams,
+      guint n);
   gboolean (*get_device_input) (gpointer state, guint slot, GcvImage * img);
   gboolean (*set_tuning_file) (gpointer engine, const gchar * path,
       GError ** error);
@@ -60,20 +67,13 @@ typedef struct {
 
 extern const GcvBackend gcv_cpu_backend;
 extern const GcvBackend *gcv_cuda_backend_get (void);  /* NULL: not built */
+/* NV12 and I420 (gcv-planar.c): no engine of its own, plan functions only */
+extern const GcvBackend gcv_planar_kind;
 
 struct _GcvEngine {
   const GcvBackend *backend;
   gpointer state;
 };
-
-/* A host frame with a sample step, packed for the backend (gcv-plan.c). */
-typedef struct {
-  guint8 *in, *out;             /* packed input and output, grown as needed */
-  gsize in_size, out_size;
-  GcvImage unpacked_out;        /* where the output goes once done */
-  guint out_step;
-  gboolean out_pending;
-} GcvStepBuffers;
 
 struct _GcvPlan {
   GcvEngine *engine;
@@ -84,21 +84,15 @@ struct _GcvPlan {
                                  * (dispatch/gcv-choice.h) */
   gchar *forced_variant;        /* gcv_plan_set_variant(), or NULL */
   gchar *description;           /* gcv_choice_describe() of the record */
-  guint n_slots;                /* capacity: frames in flight at most */
+  guint n_slots;                /* a slot per frame in flight, at most */
   GcvTicket next_ticket;
   GcvTicket *slot_ticket;       /* the frame each slot holds */
   gboolean *slot_busy;          /* submitted, not yet waited for */
   gboolean *slot_stats;         /* the slot's frame asked for statistics */
-  GcvStepBuffers *steps;        /* per slot, once a frame has a step */
-  struct _GcvPlanar *planar;    /* NV12 and I420: a plan per plane, and no
-                                 * backend state of its own */
-  gpointer state;
+  const GcvBackend *kind;       /* what runs the frames: the engine's
+                                 * backend, or gcv_planar_kind */
+  gpointer state;               /* the kind's */
 };
-
-/* gcv_plan_submit_with() of GRAY8 frames with sample steps (NULL: none). */
-gboolean gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
-    const GcvImage * dst, const GcvSteps * steps,
-    const GcvFrameOptions * options, GcvTicket * ticket, GError ** error);
 
 /* Old way of reporting what runs, for a backend not yet on the record:
  * text written by the backend itself, kept by gcv-plan.c. */

@@ -1,7 +1,6 @@
 /* Engines and plans: argument checks, then the chosen backend does the work. */
 #include "gcv-private.h"
 #include "dispatch/gcv-dispatch.h"
-#include "gcv-planar.h"
 #include "dispatch/gcv-tuning.h"
 
 #include <math.h>
@@ -205,11 +204,6 @@ gcv_engine_frames_in_flight (GcvEngine * engine, guint wanted)
 static void
 plan_free_fields (GcvPlan * plan)
 {
-  for (guint i = 0; plan->steps && i < plan->n_slots; i++) {
-    gcv_engine_host_free (plan->engine, plan->steps[i].in);
-    gcv_engine_host_free (plan->engine, plan->steps[i].out);
-  }
-  g_free (plan->steps);
   g_free (plan->slot_ticket);
   g_free (plan->slot_busy);
   g_free (plan->slot_stats);
@@ -225,6 +219,7 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
     GError ** error)
 {
   GcvPlan *plan;
+  gchar *old_description;
 
   g_return_val_if_fail (engine && geometry && filter, NULL);
   if (!check_geometry (geometry, error))
@@ -238,14 +233,14 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   plan->slot_ticket = g_new0 (GcvTicket, plan->n_slots);
   plan->slot_busy = g_new0 (gboolean, plan->n_slots);
   plan->slot_stats = g_new0 (gboolean, plan->n_slots);
-  if (gcv_format_is_planar (geometry->in_format))
-    plan->planar = gcv_planar_new (plan, error);
-  else {
-    gchar *old = description_begin (plan);
-    plan->state = engine->backend->plan_new (engine->state, plan, error);
-    description_end (plan, old, plan->state != NULL);
-  }
-  if (!plan->state && !plan->planar) {
+  /* frames of several planes go through the planar kind, which runs each
+   * plane through the engine's backend */
+  plan->kind = gcv_format_is_planar (geometry->in_format) ?
+      &gcv_planar_kind : engine->backend;
+  old_description = description_begin (plan);
+  plan->state = plan->kind->plan_new (engine->state, plan, error);
+  description_end (plan, old_description, plan->state != NULL);
+  if (!plan->state) {
     plan_free_fields (plan);
     return NULL;
   }
@@ -264,11 +259,9 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     return TRUE;
   plan->filter = gcv_filter_copy (filter);
   plan->requested = family;
-  old_description = plan->planar ? NULL : description_begin (plan);
-  if (plan->planar ? !gcv_planar_set_filter (plan->planar, plan, error)
-      : !description_end (plan, old_description,
-          plan->engine->backend->plan_set_filter (plan->state, plan,
-              error))) {
+  old_description = description_begin (plan);
+  if (!description_end (plan, old_description,
+          plan->kind->plan_set_filter (plan->state, plan, error))) {
     gcv_filter_free (plan->filter);
     plan->filter = old;
     plan->requested = old_requested;
@@ -286,26 +279,16 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
 
   if (variant && !gcv_variant_parse (variant, &v, error))
     return FALSE;
-  if (plan->planar)
-    return gcv_planar_set_variant (plan->planar, variant, plan->filter, error);
   plan->forced_variant = g_strdup (variant);
   old_description = description_begin (plan);
   if (!description_end (plan, old_description,
-          plan->engine->backend->plan_set_filter (plan->state, plan,
-              error))) {
+          plan->kind->plan_set_filter (plan->state, plan, error))) {
     g_free (plan->forced_variant);
     plan->forced_variant = old;
     return FALSE;
   }
   g_free (old);
   return TRUE;
-}
-
-/* Bytes a row of `width` samples spans with a sample step. */
-static gsize
-row_span (guint width, gsize pixel, guint step)
-{
-  return step > 1 ? (gsize) (width - 1) * step + 1 : (gsize) width * pixel;
 }
 
 /* A plane must hold every row it claims, and rows must not overlap. */
@@ -329,7 +312,7 @@ check_plane (gpointer data, gsize stride, gsize row, const gchar * what,
 
 static gboolean
 check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
-    guint step, const gchar * what, GError ** error)
+    const gchar * what, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   guint cw, ch;
@@ -338,13 +321,8 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "no %s frame", what);
     return FALSE;
   }
-  if (step > 1 && format != GCV_FORMAT_GRAY8) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame has a sample "
-        "step of %u, which only GRAY8 frames may have", what, step);
-    return FALSE;
-  }
-  if (!check_plane (img->data, img->stride, row_span (g->width,
-              gcv_format_pixel_size (format), step), what, "", error))
+  if (!check_plane (img->data, img->stride, (gsize) g->width *
+          gcv_format_pixel_size (format), what, "", error))
     return FALSE;
   if (gcv_format_chroma_size (format, g->width, g->height, &cw, &ch)) {
     /* NV12: one plane of U and V pairs; I420: U, then V */
@@ -364,98 +342,17 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
   return TRUE;
 }
 
-/* Host buffers of at least `size` bytes, grown (rarely) as frames grow. */
-static gboolean
-ensure_host (GcvPlan * plan, guint8 ** buf, gsize * size, gsize need,
-    GError ** error)
-{
-  guint8 *grown;
-
-  if (*size >= need)
-    return TRUE;
-  if (!(grown = gcv_engine_host_alloc (plan->engine, need, error)))
-    return FALSE;
-  gcv_engine_host_free (plan->engine, *buf);
-  *buf = grown;
-  *size = need;
-  return TRUE;
-}
-
-/* Samples `step` bytes apart to or from packed rows. */
-static void
-copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
-    const guint8 * src, gsize src_stride, guint src_step, guint width,
-    guint height)
-{
-  for (guint y = 0; y < height; y++) {
-    const guint8 *s = src + y * src_stride;
-    guint8 *d = dst + y * dst_stride;
-    for (guint x = 0; x < width; x++)
-      d[(gsize) x * dst_step] = s[(gsize) x * src_step];
-  }
-}
-
-/* Host frames with a sample step are packed for the backends, which read
- * and write packed rows (the CUDA backend takes steps on the device).
- * `src`, `dst` and `steps` are replaced by their packed copies. */
-static gboolean
-pack_steps (GcvPlan * plan, guint slot, GcvImage * src, GcvImage * dst,
-    GcvSteps * steps, GError ** error)
-{
-  const GcvGeometry *g = &plan->geometry;
-  gboolean in = steps->src > 1 && !src->on_device;
-  gboolean out = steps->dst > 1 && !dst->on_device;
-  GcvStepBuffers *b;
-
-  if (!in && !out)
-    return TRUE;
-  if (!plan->steps)
-    plan->steps = g_new0 (GcvStepBuffers, plan->n_slots);
-  b = &plan->steps[slot];
-  if (in) {
-    if (!ensure_host (plan, &b->in, &b->in_size, (gsize) g->width * g->height,
-            error))
-      return FALSE;
-    copy_samples (b->in, g->width, 1, src->data, src->stride, steps->src,
-        g->width, g->height);
-    src->data = b->in;
-    src->stride = g->width;
-    steps->src = 0;
-  }
-  if (out) {
-    if (!ensure_host (plan, &b->out, &b->out_size,
-            (gsize) g->width * g->height, error))
-      return FALSE;
-    b->unpacked_out = *dst;
-    b->out_step = steps->dst;
-    dst->data = b->out;
-    dst->stride = g->width;
-    steps->dst = 0;
-  }
-  return TRUE;
-}
-
 void
 gcv_frame_options_init (GcvFrameOptions * options)
 {
   memset (options, 0, sizeof (*options));
 }
 
-/* The ring of slots: ticket t runs in slot t % capacity, which must have
- * been waited for since its last frame. */
 gboolean
 gcv_plan_submit (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     GcvTicket * ticket, GError ** error)
 {
-  return gcv_plan_submit_steps (plan, src, dst, NULL, NULL, ticket, error);
-}
-
-gboolean
-gcv_plan_submit_with (GcvPlan * plan, const GcvImage * src,
-    const GcvImage * dst, const GcvFrameOptions * options,
-    GcvTicket * ticket, GError ** error)
-{
-  return gcv_plan_submit_steps (plan, src, dst, NULL, options, ticket, error);
+  return gcv_plan_submit_with (plan, src, dst, NULL, ticket, error);
 }
 
 /* Options a frame may ask for: refused here, before any work is queued. */
@@ -472,7 +369,8 @@ check_options (GcvPlan * plan, const GcvFrameOptions * options,
         options->statistics_threshold);
     return FALSE;
   }
-  if (!plan->planar && !plan->engine->backend->set_frame_options) {
+  /* the engine's backend takes them, whatever the plan's kind */
+  if (!plan->engine->backend->set_frame_options) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend has "
         "no per-frame statistics", plan->engine->backend->name);
     return FALSE;
@@ -480,13 +378,16 @@ check_options (GcvPlan * plan, const GcvFrameOptions * options,
   return TRUE;
 }
 
+/* Frames in flight: ticket t runs in slot t % n_slots (the capacity),
+ * which must have been waited for since its last frame. */
 gboolean
-gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
-    const GcvImage * dst, const GcvSteps * steps,
-    const GcvFrameOptions * options, GcvTicket * ticket, GError ** error)
+gcv_plan_submit_with (GcvPlan * plan, const GcvImage * src,
+    const GcvImage * dst, const GcvFrameOptions * options,
+    GcvTicket * ticket, GError ** error)
 {
-  const GcvBackend *b = plan ? plan->engine->backend : NULL;
-  GcvSteps packed = { 0, 0 };
+  /* a caller's frames have no sample step (the planar kind's planes do) */
+  static const GcvSteps packed = { 0, 0 };
+  const GcvBackend *b = plan ? plan->kind : NULL;
   guint slot;
 
   g_return_val_if_fail (plan && ticket, FALSE);
@@ -497,28 +398,13 @@ gcv_plan_submit_steps (GcvPlan * plan, const GcvImage * src,
         plan->n_slots);
     return FALSE;
   }
-  if (steps)
-    packed = *steps;
-  if (!check_image (plan, src, plan->geometry.in_format, packed.src, "input",
-          error)
-      || !check_image (plan, dst, plan->geometry.out_format, packed.dst,
-          "output", error)
-      || !check_options (plan, options, error))
+  if (!check_image (plan, src, plan->geometry.in_format, "input", error)
+      || !check_image (plan, dst, plan->geometry.out_format, "output", error)
+      || !check_options (plan, options, error)
+      || (b->set_frame_options && !b->set_frame_options (plan->state, plan,
+              slot, options, error))
+      || !b->submit (plan->state, plan, slot, src, dst, &packed, error))
     return FALSE;
-  if (plan->planar) {
-    if (!gcv_planar_submit (plan->planar, plan, slot, src, dst, options,
-            error))
-      return FALSE;
-  } else {
-    GcvImage in = *src, out = *dst;
-    if (!pack_steps (plan, slot, &in, &out, &packed, error)
-        || (b->set_frame_options && !b->set_frame_options (plan->state, plan,
-                slot, options, error))
-        || !b->submit (plan->state, plan, slot, &in, &out, &packed, error))
-      return FALSE;
-    if (plan->steps)
-      plan->steps[slot].out_pending = out.data != dst->data;
-  }
   plan->slot_stats[slot] = options && options->statistics;
   plan->slot_busy[slot] = TRUE;
   plan->slot_ticket[slot] = *ticket = plan->next_ticket++;
@@ -548,19 +434,10 @@ gcv_plan_wait_stats (GcvPlan * plan, GcvTicket ticket, GcvFrameStats * stats,
   if (!stats)
     stats = &none;
   stats->n_channels = 0;
-  if (plan->planar)
-    return gcv_planar_wait (plan->planar, slot, asked ? stats : NULL, error);
-  if (!plan->engine->backend->wait (plan->state, plan, slot, error))
+  if (!plan->kind->wait (plan->state, plan, slot, error))
     return FALSE;
-  if (plan->steps && plan->steps[slot].out_pending) {
-    GcvStepBuffers *b = &plan->steps[slot];
-    const GcvGeometry *g = &plan->geometry;
-    b->out_pending = FALSE;
-    copy_samples (b->unpacked_out.data, b->unpacked_out.stride, b->out_step,
-        b->out, g->width, 1, g->width, g->height);
-  }
   if (asked)
-    plan->engine->backend->get_frame_stats (plan->state, plan, slot, stats);
+    plan->kind->get_frame_stats (plan->state, plan, slot, stats);
   return TRUE;
 }
 
@@ -583,16 +460,13 @@ gcv_plan_get_family (GcvPlan * plan)
 const GcvChoice *
 gcv_plan_get_choice (GcvPlan * plan)
 {
-  if (plan->planar)
-    return gcv_plan_get_choice (gcv_planar_luma (plan->planar));
   return &plan->choice;
 }
 
 const gchar *
 gcv_plan_describe (GcvPlan * plan)
 {
-  return plan->planar ? gcv_planar_describe (plan->planar) :
-      plan->description;
+  return plan->description;
 }
 
 guint
@@ -604,29 +478,23 @@ gcv_plan_get_capacity (GcvPlan * plan)
 gpointer
 gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot)
 {
-  const GcvBackend *b = plan->engine->backend;
+  const GcvBackend *b = plan->kind;
   g_return_val_if_fail (slot < plan->n_slots, NULL);
-  if (plan->planar)
-    return gcv_plan_get_cuda_stream (gcv_planar_luma (plan->planar), slot);
   return b->get_cuda_stream ? b->get_cuda_stream (plan->state, slot) : NULL;
 }
 
 guint
 gcv_plan_get_next_cuda_streams (GcvPlan * plan, gpointer * streams, guint n)
 {
-  GcvPlan *plane;
   gpointer stream;
-  guint count = 0;
+  guint slot;
 
   g_return_val_if_fail (plan && (streams || n == 0), 0);
-  if (plan->planar) {
-    /* each plane's plan has a ring of its own */
-    for (guint i = 0; (plane = gcv_planar_plane (plan->planar, i)); i++)
-      count += gcv_plan_get_next_cuda_streams (plane, streams + MIN (count,
-              n), n - MIN (count, n));
-    return count;
-  }
-  stream = gcv_plan_get_cuda_stream (plan, plan->next_ticket % plan->n_slots);
+  slot = plan->next_ticket % plan->n_slots;
+  /* a frame of several planes runs on a stream per plane */
+  if (plan->kind->get_cuda_streams)
+    return plan->kind->get_cuda_streams (plan->state, slot, streams, n);
+  stream = gcv_plan_get_cuda_stream (plan, slot);
   if (!stream)
     return 0;
   if (n > 0)
@@ -637,10 +505,8 @@ gcv_plan_get_next_cuda_streams (GcvPlan * plan, gpointer * streams, guint n)
 gboolean
 gcv_plan_get_device_input (GcvPlan * plan, guint slot, GcvImage * img)
 {
-  const GcvBackend *b = plan->engine->backend;
+  const GcvBackend *b = plan->kind;
   g_return_val_if_fail (slot < plan->n_slots, FALSE);
-  if (plan->planar)
-    return FALSE;               /* frames of several planes */
   return b->get_device_input && b->get_device_input (plan->state, slot, img);
 }
 
@@ -666,9 +532,6 @@ gcv_plan_free (GcvPlan * plan)
 {
   if (!plan)
     return;
-  if (plan->planar)
-    gcv_planar_free (plan->planar);
-  else
-    plan->engine->backend->plan_free (plan->state);
+  plan->kind->plan_free (plan->state);
   plan_free_fields (plan);
 }

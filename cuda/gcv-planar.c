@@ -1,87 +1,253 @@
-/* NV12 and I420 frames: one GRAY8 plan per plane, run side by side.
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* NV12 and I420 frames: a plan kind (GcvBackend, gcv-backend.h) that runs
+ * each plane of a frame as a GRAY8 frame through the engine's backend.
  *
- * Y goes through a plan of the frame's size, to GRAY8 or GRAY32F. Where
- * the output is NV12 or I420 too, U and V each go through a plan of the
+ * Y goes through a plane of the frame's size, to GRAY8 or GRAY32F. Where
+ * the output is NV12 or I420 too, U and V each go through a plane of the
  * chroma size, with the filter (planes=all) or the 1x1 identity
  * (planes=luma: a copy). NV12's U and V are interleaved in one plane; each
  * is read and written two bytes apart (a sample step of 2), so the two
- * plans fill alternate bytes of the same rows. The plans of a frame share
- * its slot, and the frame is done when all of them are. */
+ * planes fill alternate bytes of the same rows: device frames reach the
+ * backend with the step, host frames packed here. The planes of a frame
+ * run in the frame's slot, and the frame is done when all of them are.
+ *
+ * gcv-plan.c calls these through the table like a backend's; each plane
+ * is a GcvPlan as the backend sees it (its geometry, filter, family,
+ * forced variant and record), made and changed here. */
 #include "gcv-private.h"
-#include "gcv-planar.h"
+
+#include <string.h>
 
 #define N_PLANES 3
 
-/* A frame in a slot: each plane's ticket, while submitted. */
+/* A host frame's plane with a sample step, packed for the backend. */
 typedef struct {
-  GcvTicket ticket[N_PLANES];
-  gboolean submitted[N_PLANES];
+  guint8 *in, *out;             /* packed input and output, grown as needed */
+  gsize in_size, out_size;
+  GcvImage unpacked_out;        /* where the output goes once done */
+  guint out_step;
+  gboolean out_pending;
+} StepBuffers;
+
+/* The frame in a slot: how many planes are submitted (from Y), and how
+ * many of those took statistics. */
+typedef struct {
+  guint submitted;
+  guint with_stats;
+  GcvFrameOptions options;      /* set_frame_options()'s, for the submit */
+  StepBuffers steps[N_PLANES];
 } SlotFrame;
 
-struct _GcvPlanar {
+typedef struct {
+  GcvEngine *engine;
   GcvPlan *planes[N_PLANES];    /* Y, U, V; U and V NULL to GRAY8/GRAY32F */
   GcvFilter *identity;          /* what planes=luma runs on U and V */
+  guint n_slots;
   SlotFrame *slots;
-  gchar *description;
-};
+} Planar;
 
+/* --- planes -------------------------------------------------------------- */
+
+static void
+plane_free (GcvPlan * plane)
+{
+  if (!plane)
+    return;
+  if (plane->state)
+    plane->kind->plan_free (plane->state);
+  gcv_filter_free (plane->filter);
+  g_free (plane->forced_variant);
+  g_free (plane->description);
+  g_free (plane);
+}
+
+static GcvPlan *
+plane_new (const GcvPlan * plan, const GcvGeometry * geometry,
+    const GcvFilter * filter, GcvFamily family, const gchar * variant,
+    GError ** error)
+{
+  GcvPlan *plane = g_new0 (GcvPlan, 1);
+
+  plane->engine = plan->engine;
+  plane->kind = plan->engine->backend;
+  plane->geometry = *geometry;
+  plane->filter = gcv_filter_copy (filter);
+  plane->requested = family;
+  plane->forced_variant = g_strdup (variant);
+  plane->n_slots = plan->n_slots;
+  plane->state = plane->kind->plan_new (plan->engine->state, plane, error);
+  if (!plane->state) {
+    plane_free (plane);
+    return NULL;
+  }
+  return plane;
+}
+
+/* The plane runs `filter`; on failure it keeps what it had. */
+static gboolean
+plane_set_filter (GcvPlan * plane, const GcvFilter * filter,
+    GcvFamily family, const gchar * variant, GError ** error)
+{
+  GcvFilter *old = plane->filter;
+  GcvFamily old_family = plane->requested;
+  gchar *old_variant = plane->forced_variant;
+
+  if (family == old_family && g_strcmp0 (variant, old_variant) == 0
+      && gcv_filter_equal (filter, old))
+    return TRUE;
+  plane->filter = gcv_filter_copy (filter);
+  plane->requested = family;
+  plane->forced_variant = g_strdup (variant);
+  if (!plane->kind->plan_set_filter (plane->state, plane, error)) {
+    gcv_filter_free (plane->filter);
+    g_free (plane->forced_variant);
+    plane->filter = old;
+    plane->requested = old_family;
+    plane->forced_variant = old_variant;
+    return FALSE;
+  }
+  gcv_filter_free (old);
+  g_free (old_variant);
+  return TRUE;
+}
+
+/* U and V: the filter (planes=all) or the copy (planes=luma), which is the
+ * same whatever the family or variant asked for. */
 static const GcvFilter *
-chroma_filter (GcvPlanar * p, const GcvFilter * filter)
+chroma_filter (Planar * p, const GcvFilter * filter)
 {
   return filter->planes == GCV_PLANES_ALL ? filter : p->identity;
 }
 
-/* The copy of planes=luma is the same whatever the family asked for. */
 static GcvFamily
 chroma_family (const GcvFilter * filter, GcvFamily family)
 {
   return filter->planes == GCV_PLANES_ALL ? family : GCV_FAMILY_AUTO;
 }
 
-static void
-describe (GcvPlanar * p, const GcvFilter * filter)
+static const gchar *
+chroma_variant (const GcvFilter * filter, const gchar * variant)
 {
-  g_free (p->description);
-  if (!p->planes[1])
-    p->description = g_strdup (gcv_plan_describe (p->planes[0]));
-  else if (filter->planes == GCV_PLANES_ALL)
-    p->description = g_strdup_printf ("%s; U and V: %s",
-        gcv_plan_describe (p->planes[0]), gcv_plan_describe (p->planes[1]));
-  else
-    p->description = g_strdup_printf ("%s; U and V copied",
-        gcv_plan_describe (p->planes[0]));
+  return filter->planes == GCV_PLANES_ALL ? variant : NULL;
 }
 
-void
-gcv_planar_free (GcvPlanar * p)
+/* Every plane to `filter`, `family` and `variant`; on failure every plane
+ * goes back to what it had (which set up before). */
+static gboolean
+planes_set_filter (Planar * p, const GcvFilter * filter, GcvFamily family,
+    const gchar * variant, GError ** error)
 {
-  if (!p)
-    return;
+  GcvFilter *previous = gcv_filter_copy (p->planes[0]->filter);
+  GcvFamily previous_family = p->planes[0]->requested;
+  gchar *previous_variant = g_strdup (p->planes[0]->forced_variant);
+  gboolean ok = plane_set_filter (p->planes[0], filter, family, variant,
+      error);
+
+  for (guint i = 1; ok && i < N_PLANES && p->planes[i]; i++)
+    ok = plane_set_filter (p->planes[i], chroma_filter (p, filter),
+        chroma_family (filter, family), chroma_variant (filter, variant),
+        error);
+  if (!ok) {
+    plane_set_filter (p->planes[0], previous, previous_family,
+        previous_variant, NULL);
+    for (guint i = 1; i < N_PLANES && p->planes[i]; i++)
+      plane_set_filter (p->planes[i], chroma_filter (p, previous),
+          chroma_family (previous, previous_family),
+          chroma_variant (previous, previous_variant), NULL);
+  }
+  gcv_filter_free (previous);
+  g_free (previous_variant);
+  return ok;
+}
+
+/* A plane's text: its backend's, where the backend still writes one, else
+ * its record's. */
+static gchar *
+plane_describe (const GcvPlan * plane)
+{
+  return plane->description ? g_strdup (plane->description) :
+      gcv_choice_describe (&plane->choice);
+}
+
+/* What runs: the Y plane's record stands for the frame's; the description
+ * says what U and V run. */
+static void
+report (Planar * p, GcvPlan * plan)
+{
+  gchar *luma = plane_describe (p->planes[0]);
+
+  plan->choice = p->planes[0]->choice;
+  g_free (plan->description);
+  if (!p->planes[1]) {
+    plan->description = g_steal_pointer (&luma);
+  } else if (plan->filter->planes == GCV_PLANES_ALL) {
+    gchar *chroma = plane_describe (p->planes[1]);
+    plan->description = g_strdup_printf ("%s; U and V: %s", luma, chroma);
+    g_free (chroma);
+  } else {
+    plan->description = g_strdup_printf ("%s; U and V copied", luma);
+  }
+  g_free (luma);
+}
+
+/* --- the plan kind ------------------------------------------------------- */
+
+/* Host memory as the engine hands it out (page-locked on CUDA), for the
+ * packed planes. */
+static gpointer
+host_alloc (GcvEngine * engine, gsize size, GError ** error)
+{
+  const GcvBackend *b = engine->backend;
+  return b->host_alloc ? b->host_alloc (engine->state, size, error) :
+      g_malloc (size);
+}
+
+static void
+host_free (GcvEngine * engine, gpointer mem)
+{
+  const GcvBackend *b = engine->backend;
+  if (b->host_free)
+    b->host_free (engine->state, mem);
+  else
+    g_free (mem);
+}
+
+static void
+planar_plan_free (gpointer state)
+{
+  Planar *p = state;
+
   for (guint i = 0; i < N_PLANES; i++)
-    gcv_plan_free (p->planes[i]);
+    plane_free (p->planes[i]);
+  for (guint s = 0; s < p->n_slots; s++)
+    for (guint i = 0; i < N_PLANES; i++) {
+      host_free (p->engine, p->slots[s].steps[i].in);
+      host_free (p->engine, p->slots[s].steps[i].out);
+    }
   gcv_filter_free (p->identity);
   g_free (p->slots);
-  g_free (p->description);
   g_free (p);
 }
 
-GcvPlanar *
-gcv_planar_new (GcvPlan * plan, GError ** error)
+static gpointer
+planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
-  GcvPlanar *p = g_new0 (GcvPlanar, 1);
+  Planar *p = g_new0 (Planar, 1);
   GcvGeometry luma = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, g->width,
     g->height
   };
   GcvFilterDesc desc;
 
   gcv_filter_desc_init (&desc);
+  p->engine = plan->engine;
   p->identity = gcv_filter_new (&desc, NULL);
+  p->n_slots = plan->n_slots;
   p->slots = g_new0 (SlotFrame, plan->n_slots);
   if (!gcv_format_is_planar (g->out_format))
     luma.out_format = g->out_format;
-  p->planes[0] = gcv_plan_new (plan->engine, &luma, plan->filter,
-      plan->requested, plan->n_slots, error);
+  p->planes[0] = plane_new (plan, &luma, plan->filter, plan->requested,
+      plan->forced_variant, error);
   if (!p->planes[0])
     goto fail;
   if (gcv_format_is_planar (g->out_format)) {
@@ -89,55 +255,30 @@ gcv_planar_new (GcvPlan * plan, GError ** error)
     gcv_format_chroma_size (g->in_format, g->width, g->height, &chroma.width,
         &chroma.height);
     for (guint i = 1; i < N_PLANES; i++)
-      if (!(p->planes[i] = gcv_plan_new (plan->engine, &chroma,
+      if (!(p->planes[i] = plane_new (plan, &chroma,
                   chroma_filter (p, plan->filter),
                   chroma_family (plan->filter, plan->requested),
-                  plan->n_slots, error)))
+                  chroma_variant (plan->filter, plan->forced_variant),
+                  error)))
         goto fail;
   }
-  describe (p, plan->filter);
+  report (p, plan);
   return p;
 
 fail:
-  gcv_planar_free (p);
+  planar_plan_free (p);
   return NULL;
 }
 
-gboolean
-gcv_planar_set_filter (GcvPlanar * p, GcvPlan * plan, GError ** error)
+static gboolean
+planar_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
 {
-  GcvFilter *previous = gcv_filter_copy (p->planes[0]->filter);
-  GcvFamily previous_family = p->planes[0]->requested;
-  gboolean ok = gcv_plan_set_filter (p->planes[0], plan->filter,
-      plan->requested, error);
+  Planar *p = state;
 
-  for (guint i = 1; ok && i < N_PLANES && p->planes[i]; i++)
-    ok = gcv_plan_set_filter (p->planes[i], chroma_filter (p, plan->filter),
-        chroma_family (plan->filter, plan->requested), error);
-  if (!ok) {
-    /* the planes go back to the filter they had (which set up before) */
-    gcv_plan_set_filter (p->planes[0], previous, previous_family, NULL);
-    for (guint i = 1; i < N_PLANES && p->planes[i]; i++)
-      gcv_plan_set_filter (p->planes[i], chroma_filter (p, previous),
-          chroma_family (previous, previous_family), NULL);
-  } else {
-    describe (p, plan->filter);
-  }
-  gcv_filter_free (previous);
-  return ok;
-}
-
-gboolean
-gcv_planar_set_variant (GcvPlanar * p, const gchar * variant,
-    const GcvFilter * filter, GError ** error)
-{
-  if (!gcv_plan_set_variant (p->planes[0], variant, error))
+  if (!planes_set_filter (p, plan->filter, plan->requested,
+          plan->forced_variant, error))
     return FALSE;
-  for (guint i = 1; i < N_PLANES && p->planes[i]; i++)
-    if (filter->planes == GCV_PLANES_ALL
-        && !gcv_plan_set_variant (p->planes[i], variant, error))
-      return FALSE;
-  describe (p, filter);
+  report (p, plan);
   return TRUE;
 }
 
@@ -162,83 +303,213 @@ plane_of (const GcvImage * img, GcvFormat format, guint i, guint * step)
   return plane;
 }
 
+/* Host buffers of at least `size` bytes, grown (rarely) as frames grow. */
+static gboolean
+ensure_host (GcvEngine * engine, guint8 ** buf, gsize * size, gsize need,
+    GError ** error)
+{
+  guint8 *grown;
+
+  if (*size >= need)
+    return TRUE;
+  if (!(grown = host_alloc (engine, need, error)))
+    return FALSE;
+  host_free (engine, *buf);
+  *buf = grown;
+  *size = need;
+  return TRUE;
+}
+
+/* Samples `step` bytes apart to or from packed rows. */
 static void
-wait_planes (GcvPlanar * p, guint slot)
+copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
+    const guint8 * src, gsize src_stride, guint src_step, guint width,
+    guint height)
 {
-  for (guint i = 0; i < N_PLANES; i++)
-    if (p->slots[slot].submitted[i]) {
-      p->slots[slot].submitted[i] = FALSE;
-      gcv_plan_wait (p->planes[i], p->slots[slot].ticket[i], NULL);
-    }
+  for (guint y = 0; y < height; y++) {
+    const guint8 *s = src + y * src_stride;
+    guint8 *d = dst + y * dst_stride;
+    for (guint x = 0; x < width; x++)
+      d[(gsize) x * dst_step] = s[(gsize) x * src_step];
+  }
 }
 
-guint
-gcv_planar_stats_channels (GcvPlanar * p, const GcvFilter * filter)
+/* A host plane with a sample step is packed for the backend, which reads
+ * and writes packed rows (the CUDA backend takes steps on the device).
+ * `src`, `dst` and `steps` are replaced by their packed copies. */
+static gboolean
+pack_steps (Planar * p, const GcvGeometry * g, StepBuffers * b,
+    GcvImage * src, GcvImage * dst, GcvSteps * steps, GError ** error)
 {
-  return p->planes[1] && filter->planes == GCV_PLANES_ALL ? N_PLANES : 1;
-}
+  gsize need = (gsize) g->width * g->height;
 
-gboolean
-gcv_planar_submit (GcvPlanar * p, GcvPlan * plan, guint slot,
-    const GcvImage * src, const GcvImage * dst,
-    const GcvFrameOptions * options, GError ** error)
-{
-  guint with_stats = gcv_planar_stats_channels (p, plan->filter);
-
-  for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
-    GcvSteps steps;
-    GcvImage in = plane_of (src, plan->geometry.in_format, i, &steps.src);
-    GcvImage out = plane_of (dst, plan->geometry.out_format, i, &steps.dst);
-    /* copied chroma (planes=luma) has no statistics */
-    if (!gcv_plan_submit_steps (p->planes[i], &in, &out, &steps,
-            i < with_stats ? options : NULL, &p->slots[slot].ticket[i],
-            error)) {
-      /* the planes already on their way are waited for: the frame is off */
-      wait_planes (p, slot);
+  b->out_pending = FALSE;
+  if (steps->src > 1 && !src->on_device) {
+    if (!ensure_host (p->engine, &b->in, &b->in_size, need, error))
       return FALSE;
-    }
-    p->slots[slot].submitted[i] = TRUE;
+    copy_samples (b->in, g->width, 1, src->data, src->stride, steps->src,
+        g->width, g->height);
+    src->data = b->in;
+    src->stride = g->width;
+    steps->src = 0;
+  }
+  if (steps->dst > 1 && !dst->on_device) {
+    if (!ensure_host (p->engine, &b->out, &b->out_size, need, error))
+      return FALSE;
+    b->unpacked_out = *dst;
+    b->out_step = steps->dst;
+    dst->data = b->out;
+    dst->stride = g->width;
+    steps->dst = 0;
+    b->out_pending = TRUE;
   }
   return TRUE;
 }
 
-gboolean
-gcv_planar_wait (GcvPlanar * p, guint slot, GcvFrameStats * stats,
-    GError ** error)
+/* The planes of the frame in `slot` submitted so far are waited for; the
+ * first error is the frame's. */
+static gboolean
+wait_planes (Planar * p, guint slot, GError ** error)
 {
+  SlotFrame *frame = &p->slots[slot];
   gboolean ok = TRUE;
 
-  for (guint i = 0; i < N_PLANES; i++)
-    if (p->slots[slot].submitted[i]) {
-      GcvFrameStats plane = { 0 };
-      p->slots[slot].submitted[i] = FALSE;
-      /* every plane is waited for; the first error is the frame's */
-      if (!gcv_plan_wait_stats (p->planes[i], p->slots[slot].ticket[i],
-              &plane, ok ? error : NULL))
-        ok = FALSE;
-      /* each plane's one channel is a channel of the frame's */
-      if (stats && plane.n_channels == 1) {
-        stats->channel[i] = plane.channel[0];
-        stats->n_channels = i + 1;
-      }
+  for (guint i = 0; i < frame->submitted; i++) {
+    GcvPlan *plane = p->planes[i];
+    StepBuffers *b = &frame->steps[i];
+    if (!plane->kind->wait (plane->state, plane, slot, ok ? error : NULL)) {
+      ok = FALSE;
+    } else if (b->out_pending) {
+      const GcvGeometry *g = &plane->geometry;
+      copy_samples (b->unpacked_out.data, b->unpacked_out.stride,
+          b->out_step, b->out, g->width, 1, g->width, g->height);
     }
+    b->out_pending = FALSE;
+  }
+  frame->submitted = 0;
   return ok;
 }
 
-GcvPlan *
-gcv_planar_luma (GcvPlanar * p)
+/* Planes filtered: Y alone, or Y, U and V. */
+static guint
+stats_planes (Planar * p, const GcvFilter * filter)
 {
-  return p->planes[0];
+  return p->planes[1] && filter->planes == GCV_PLANES_ALL ? N_PLANES : 1;
 }
 
-GcvPlan *
-gcv_planar_plane (GcvPlanar * p, guint i)
+/* The options reach each plane's backend with the plane's submit. */
+static gboolean
+planar_set_frame_options (gpointer state, GcvPlan * plan, guint slot,
+    const GcvFrameOptions * options, GError ** error)
 {
-  return i < N_PLANES ? p->planes[i] : NULL;
+  SlotFrame *frame = &((Planar *) state)->slots[slot];
+
+  /* none: no statistics */
+  if (options)
+    frame->options = *options;
+  else
+    memset (&frame->options, 0, sizeof (frame->options));
+  return TRUE;
 }
 
-const gchar *
-gcv_planar_describe (GcvPlanar * p)
+static gboolean
+planar_submit (gpointer state, GcvPlan * plan, guint slot,
+    const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
+    GError ** error)
 {
-  return p->description;
+  Planar *p = state;
+  SlotFrame *frame = &p->slots[slot];
+
+  frame->submitted = 0;
+  frame->with_stats = frame->options.statistics ?
+      stats_planes (p, plan->filter) : 0;
+  for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
+    GcvPlan *plane = p->planes[i];
+    const GcvBackend *b = plane->kind;
+    GcvSteps plane_steps;
+    GcvImage in = plane_of (src, plan->geometry.in_format, i,
+        &plane_steps.src);
+    GcvImage out = plane_of (dst, plan->geometry.out_format, i,
+        &plane_steps.dst);
+    /* copied chroma (planes=luma) has no statistics */
+    if (!pack_steps (p, &plane->geometry, &frame->steps[i], &in, &out,
+            &plane_steps, error)
+        || (b->set_frame_options && !b->set_frame_options (plane->state,
+                plane, slot, i < frame->with_stats ? &frame->options : NULL,
+                error))
+        || !b->submit (plane->state, plane, slot, &in, &out, &plane_steps,
+            error)) {
+      /* the planes already on their way are waited for: the frame is off */
+      wait_planes (p, slot, NULL);
+      return FALSE;
+    }
+    frame->submitted = i + 1;
+  }
+  return TRUE;
 }
+
+static gboolean
+planar_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
+{
+  return wait_planes (state, slot, error);
+}
+
+/* Each filtered plane's one channel is a channel of the frame's. */
+static void
+planar_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
+    GcvFrameStats * stats)
+{
+  Planar *p = state;
+
+  for (guint i = 0; i < p->slots[slot].with_stats; i++) {
+    GcvPlan *plane = p->planes[i];
+    GcvFrameStats one = { 0 };
+    plane->kind->get_frame_stats (plane->state, plane, slot, &one);
+    stats->channel[i] = one.channel[0];
+    stats->n_channels = i + 1;
+  }
+}
+
+/* The Y plane's stream stands for the frame's. */
+static gpointer
+planar_get_cuda_stream (gpointer state, guint slot)
+{
+  GcvPlan *luma = ((Planar *) state)->planes[0];
+  return luma->kind->get_cuda_stream ?
+      luma->kind->get_cuda_stream (luma->state, slot) : NULL;
+}
+
+/* Each plane runs on a stream of its own backend state. */
+static guint
+planar_get_cuda_streams (gpointer state, guint slot, gpointer * streams,
+    guint n)
+{
+  Planar *p = state;
+  guint count = 0;
+
+  for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
+    GcvPlan *plane = p->planes[i];
+    gpointer stream = plane->kind->get_cuda_stream ?
+        plane->kind->get_cuda_stream (plane->state, slot) : NULL;
+    if (!stream)
+      continue;
+    if (count < n)
+      streams[count] = stream;
+    count++;
+  }
+  return count;
+}
+
+/* No device input: a frame of several planes (gcv-interop.h). */
+const GcvBackend gcv_planar_kind = {
+  .name = "planar",
+  .plan_new = planar_plan_new,
+  .plan_set_filter = planar_plan_set_filter,
+  .submit = planar_submit,
+  .wait = planar_wait,
+  .plan_free = planar_plan_free,
+  .get_cuda_stream = planar_get_cuda_stream,
+  .get_cuda_streams = planar_get_cuda_streams,
+  .set_frame_options = planar_set_frame_options,
+  .get_frame_stats = planar_get_frame_stats,
+};
