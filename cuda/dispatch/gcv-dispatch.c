@@ -353,16 +353,6 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
 }
 
 void
-gcv_dispatch_fall_back (GcvChoice * c, GcvFallback why,
-    const GcvDispatchKey * key, const GcvFamilyLimits * limits)
-{
-  c->fallback = why;
-  family_defaults (&c->variant, GCV_FAMILY_TILED, key, NULL);
-  settle (c, key, limits);
-  finish (c, key, limits);
-}
-
-void
 gcv_dispatch_choose_cpu (const GcvDispatchKey * key, GcvFamily requested,
     const GcvCpuLimits * limits, GcvChoice * c)
 {

@@ -82,11 +82,6 @@ void gcv_dispatch_choose (const GcvDispatchKey * key,
  * sweep); families it does not have are named in the fall-back. */
 void gcv_dispatch_choose_cpu (const GcvDispatchKey * key,
     GcvFamily requested, const GcvCpuLimits * limits, GcvChoice * choice);
-/* The chosen family cannot run after all (`why`): tiled, settled. (Old
- * form of the second call; gcv_dispatch_choose() with the FFT set-up's
- * outcome in its limits replaces it.) */
-void gcv_dispatch_fall_back (GcvChoice * choice, GcvFallback why,
-    const GcvDispatchKey * key, const GcvFamilyLimits * limits);
 
 /* The analytic choice, no table: the separable path for rank-1 kernels,
  * FFT above the crossover, tiled otherwise (gradient magnitudes: tiled). */
