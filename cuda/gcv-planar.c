@@ -13,7 +13,9 @@
  *
  * gcv-plan.c calls these through the table like a backend's; each plane
  * is a GcvPlan as the backend sees it (its geometry, filter, family,
- * forced variant and record), made and changed here. */
+ * forced variant and record), made and changed here. The frame's record
+ * is the Y plane's; its text, gcv_choice_describe_planes(), names what U
+ * and V run too. */
 #include "gcv-private.h"
 
 #include <string.h>
@@ -57,7 +59,6 @@ plane_free (GcvPlan * plane)
     plane->kind->plan_free (plane->state);
   gcv_filter_free (plane->filter);
   g_free (plane->forced_variant);
-  g_free (plane->description);
   g_free (plane);
 }
 
@@ -160,34 +161,16 @@ planes_set_filter (Planar * p, const GcvFilter * filter, GcvFamily family,
   return ok;
 }
 
-/* A plane's text: its backend's, where the backend still writes one, else
- * its record's. */
-static gchar *
-plane_describe (const GcvPlan * plane)
-{
-  return plane->description ? g_strdup (plane->description) :
-      gcv_choice_describe (&plane->choice);
-}
-
-/* What runs: the Y plane's record stands for the frame's; the description
- * says what U and V run. */
+/* What runs: the Y plane's record stands for the frame's; the text says
+ * what U and V run too. */
 static void
 report (Planar * p, GcvPlan * plan)
 {
-  gchar *luma = plane_describe (p->planes[0]);
-
   plan->choice = p->planes[0]->choice;
   g_free (plan->description);
-  if (!p->planes[1]) {
-    plan->description = g_steal_pointer (&luma);
-  } else if (plan->filter->planes == GCV_PLANES_ALL) {
-    gchar *chroma = plane_describe (p->planes[1]);
-    plan->description = g_strdup_printf ("%s; U and V: %s", luma, chroma);
-    g_free (chroma);
-  } else {
-    plan->description = g_strdup_printf ("%s; U and V copied", luma);
-  }
-  g_free (luma);
+  plan->description = gcv_choice_describe_planes (&p->planes[0]->choice,
+      p->planes[1] ? &p->planes[1]->choice : NULL,
+      plan->filter->planes == GCV_PLANES_ALL);
 }
 
 /* --- the plan kind ------------------------------------------------------- */
