@@ -94,11 +94,6 @@ struct _GcvPlan {
   gpointer state;               /* the kind's */
 };
 
-/* Old way of reporting what runs, for a backend not yet on the record:
- * text written by the backend itself, kept by gcv-plan.c. */
-void gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
-    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
-
 G_END_DECLS
 
 #endif /* GCV_BACKEND_H */

@@ -4,7 +4,6 @@
 #include "dispatch/gcv-tuning.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 static const GcvBackend *
@@ -123,28 +122,11 @@ gcv_engine_interrupt (GcvEngine * engine, gboolean on)
     engine->backend->engine_interrupt (engine->state, on);
 }
 
-void
-gcv_plan_set_description (GcvPlan * plan, GcvFamily family,
-    const gchar * format, ...)
-{
-  va_list args;
-  gchar *params;
-
-  va_start (args, format);
-  params = g_strdup_vprintf (format, args);
-  va_end (args);
-  g_free (plan->description);
-  plan->choice.variant.family = family;
-  plan->description = g_strdup_printf ("%s%s%s", gcv_family_nick (family),
-      *params ? " " : "", params);
-  g_free (params);
-}
-
 /* Around a backend's plan_new or plan_set_filter: the backend leaves what
  * runs in plan->choice, and the description is written from that record
- * (gcv_choice_describe()) once it succeeds; a backend that still writes
- * its own (gcv_plan_set_description()) keeps it. On failure the plan
- * keeps its description. */
+ * (gcv_choice_describe()) once it succeeds, unless the plan's kind wrote
+ * one itself (NV12 and I420: the planes' records, gcv-planar.c). On
+ * failure the plan keeps its description. */
 static gchar *
 description_begin (GcvPlan * plan)
 {
