@@ -1,5 +1,5 @@
-/* Interface between the CUDA backend (gcv-cuda.c) and the kernel families
- * (*.cu). Plain C, so both sides include it. */
+/* The launch seam between the CUDA backend's host code (cuda/gpu/) and the
+ * kernels (families/, passes/). Plain C, so both sides include it. */
 #ifndef GCV_KERNELS_H
 #define GCV_KERNELS_H
 

@@ -1,6 +1,6 @@
 /* Kernels one tap wide (1xN, a vertical 1D filter): one pass down the
  * columns, at the speed of a copy. The tiled and separable families run
- * these filters here (gcv-cuda.c says when).
+ * these filters here (the record says when: GcvChoice.column_pass).
  *
  * Each thread owns one column of a band of CY output rows. The input rows
  * it needs go through a ring of CY + D registers, each row loaded once and
