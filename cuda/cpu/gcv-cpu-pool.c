@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fork-join worker pool: the caller takes part as worker 0, the helper
  * threads wait between jobs. Tasks are handed out through an atomic
  * counter, so uneven rows balance out.

@@ -1,4 +1,5 @@
-/* A fork-join pool of worker threads, created once per plan. */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A fork-join pool of worker threads, created once per engine. */
 #ifndef GCV_CPU_POOL_H
 #define GCV_CPU_POOL_H
 
