@@ -175,26 +175,6 @@ report (Planar * p, GcvPlan * plan)
 
 /* --- the plan kind ------------------------------------------------------- */
 
-/* Host memory as the engine hands it out (page-locked on CUDA), for the
- * packed planes. */
-static gpointer
-host_alloc (GcvEngine * engine, gsize size, GError ** error)
-{
-  const GcvBackend *b = engine->backend;
-  return b->host_alloc ? b->host_alloc (engine->state, size, error) :
-      g_malloc (size);
-}
-
-static void
-host_free (GcvEngine * engine, gpointer mem)
-{
-  const GcvBackend *b = engine->backend;
-  if (b->host_free)
-    b->host_free (engine->state, mem);
-  else
-    g_free (mem);
-}
-
 static void
 planar_plan_free (gpointer state)
 {
@@ -204,8 +184,8 @@ planar_plan_free (gpointer state)
     plane_free (p->planes[i]);
   for (guint s = 0; s < p->n_slots; s++)
     for (guint i = 0; i < N_PLANES; i++) {
-      host_free (p->engine, p->slots[s].steps[i].in);
-      host_free (p->engine, p->slots[s].steps[i].out);
+      gcv_engine_host_free (p->engine, p->slots[s].steps[i].in);
+      gcv_engine_host_free (p->engine, p->slots[s].steps[i].out);
     }
   gcv_filter_free (p->identity);
   g_free (p->slots);
@@ -295,9 +275,9 @@ ensure_host (GcvEngine * engine, guint8 ** buf, gsize * size, gsize need,
 
   if (*size >= need)
     return TRUE;
-  if (!(grown = host_alloc (engine, need, error)))
+  if (!(grown = gcv_engine_host_alloc (engine, need, error)))
     return FALSE;
-  host_free (engine, *buf);
+  gcv_engine_host_free (engine, *buf);
   *buf = grown;
   *size = need;
   return TRUE;
