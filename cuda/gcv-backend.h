@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What a backend implements, and the engine and plan the common code
  * (gcv-plan.c) keeps around each backend's state. A plan's frames go
  * through a table of this type, its kind: the engine's backend, or for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Contexts given by the application (GStreamer's shared one): the runtime
  * calls of the engine run in whichever context is current, so the engine
  * makes its own current before them. The two driver calls this takes are

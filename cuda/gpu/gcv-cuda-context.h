@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The CUDA context an engine's calls run in (gcv-cuda-context.c). Plain C,
  * for the backend and the kernel families. */
 #ifndef GCV_CUDA_CONTEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Builds without CUDA have no CUDA backend. */
 #include "gcv-private.h"
 
