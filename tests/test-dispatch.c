@@ -1225,6 +1225,68 @@ test_record_cpu_plan (void)
   gcv_engine_free (e);
 }
 
+/* The CPU backend fills the record as it sets a plan up: its path (fixed
+ * point only where the 16-bit bound holds, which a bias breaks; a
+ * gradient magnitude's own), the workers it runs on, the GRAY32F check and
+ * why it runs another family than the one asked for. */
+static void
+test_record_cpu_paths (void)
+{
+  GcvFilterDesc desc;
+  GcvFilter *blur, *biased, *sobel;
+  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CPU, -1, NULL);
+  GcvGeometry g8 = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, 16, 8 };
+  GcvGeometry gf = { GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY32F, 16, 8 };
+  const GcvChoice *c;
+  GcvPlan *p;
+
+  gcv_filter_desc_init (&desc);
+  desc.builtin = GCV_BUILTIN_GAUSSIAN;
+  desc.size = 5;
+  blur = gcv_filter_new (&desc, NULL);
+  desc.bias = 3;
+  biased = gcv_filter_new (&desc, NULL);
+  gcv_filter_desc_init (&desc);
+  desc.builtin = GCV_BUILTIN_SOBEL;
+  desc.size = 3;
+  sobel = gcv_filter_new (&desc, NULL);
+  g_assert_nonnull (blur);
+  g_assert_nonnull (biased);
+  g_assert_nonnull (sobel);
+
+  p = gcv_plan_new (e, &g8, blur, GCV_FAMILY_AUTO, 1, NULL);
+  g_assert_nonnull (p);
+  c = gcv_plan_get_choice (p);
+  g_assert_cmpint (c->backend, ==, GCV_BACKEND_CPU);
+  g_assert_cmpint (c->cpu_path, ==, GCV_CPU_PATH_FIXED_POINT);
+  g_assert_cmpuint (c->threads, ==, g_get_num_processors ());
+  g_assert_false (c->check_finite);
+  g_assert_true (gcv_plan_set_filter (p, biased, GCV_FAMILY_AUTO, NULL));
+  g_assert_cmpint (gcv_plan_get_choice (p)->cpu_path, ==,
+      GCV_CPU_PATH_SEPARABLE);
+  g_assert_true (gcv_plan_set_filter (p, blur, GCV_FAMILY_DIRECT, NULL));
+  g_assert_cmpint (gcv_plan_get_choice (p)->cpu_path, ==,
+      GCV_CPU_PATH_DIRECT);
+  g_assert_true (gcv_plan_set_filter (p, sobel, GCV_FAMILY_FFT, NULL));
+  c = gcv_plan_get_choice (p);
+  g_assert_cmpint (c->cpu_path, ==, GCV_CPU_PATH_MAGNITUDE);
+  g_assert_cmpint (c->fallback, ==, GCV_FALLBACK_CUDA_ONLY);
+  g_assert_cmpstr (gcv_plan_describe (p), ==,
+      "direct (fft runs on CUDA only)");
+  gcv_plan_free (p);
+
+  p = gcv_plan_new (e, &gf, blur, GCV_FAMILY_AUTO, 1, NULL);
+  g_assert_nonnull (p);
+  c = gcv_plan_get_choice (p);
+  g_assert_cmpint (c->cpu_path, ==, GCV_CPU_PATH_SEPARABLE);
+  g_assert_true (c->check_finite);
+  gcv_plan_free (p);
+  gcv_filter_free (blur);
+  gcv_filter_free (biased);
+  gcv_filter_free (sobel);
+  gcv_engine_free (e);
+}
+
 /* --- the record of what runs ---------------------------------------------- */
 
 /* The record's text is what active-algorithm shows (docs/properties.md,
@@ -1529,6 +1591,7 @@ main (int argc, char **argv)
   g_test_add_func ("/dispatch/record/cpu", test_record_cpu);
   g_test_add_func ("/dispatch/record/table-source", test_record_table_source);
   g_test_add_func ("/engine/record/cpu-plan", test_record_cpu_plan);
+  g_test_add_func ("/engine/record/cpu-paths", test_record_cpu_paths);
   g_test_add_func ("/engine/ring", test_ring);
   return g_test_run ();
 }

@@ -145,8 +145,8 @@ cpu_set_frame_options (gpointer state, GcvPlan * plan, guint slot,
 
   if (options)
     cp->options[slot] = *options;
-  else
-    gcv_frame_options_init (&cp->options[slot]);
+  else                          /* all off, as gcv_frame_options_init() */
+    memset (&cp->options[slot], 0, sizeof (cp->options[slot]));
   return TRUE;
 }
 
