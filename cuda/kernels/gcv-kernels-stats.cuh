@@ -7,14 +7,21 @@
  * samples and of their squares, its smallest and largest (fminf and fmaxf
  * skip NaN) with the place each was first met, and the count above the
  * threshold. At the kernel's end each group of converged lanes of a warp
- * reduces these with shuffles, and one lane adds them with atomics into
- * one of the slot's GCV_CUDA_STATS_PARTS records (doubles; the extremes as
- * 64-bit keys, so that one atomicMax keeps the value and its first place).
- * It then counts the group's samples; the group whose samples complete the
- * frame sums the records in double, writes the result into the slot's
- * page-locked result block and zeroes the records for the next frame. So a
- * frame's statistics cost no launch, copy or memset of their own, and
- * nothing waits for them but the frame's event.
+ * reduces these with shuffles (the values; the counts and the places of
+ * the group's extremes with one redux each), and one lane adds them with
+ * atomics into one of the slot's GCV_CUDA_STATS_PARTS records (doubles;
+ * the extremes as 64-bit keys, so that one atomicMax keeps the value and
+ * its first place). It then counts the group's samples, releasing the
+ * records with the count; the group whose samples complete the frame sums
+ * the records in double, writes the result into the slot's page-locked
+ * result block and zeroes the records for the next frame. So a frame's
+ * statistics cost no launch, copy or memset of their own, and nothing
+ * waits for them but the frame's event.
+ *
+ * The tile kernels hand a thread's outputs over at once (add_tile()),
+ * still in registers: there a sample costs its sums, its extremes and its
+ * compare with the threshold, and the places are looked for afterwards,
+ * only where the group's extreme can still win its record.
  *
  * A thread's samples must reach add() in row order (every family's do):
  * a tie keeps the place met first. */
@@ -25,6 +32,7 @@
 
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cuda/atomic>
 
 namespace gcv {
 
@@ -117,26 +125,17 @@ struct ChannelStats {
   }
 };
 
-/* What one lane hands to its group's reduction, per channel: 32 bytes, so
- * that it moves through registers. */
-struct StatsLane {
-  float sum, squares;
-  unsigned above, spare;
-  unsigned long long min_key, max_key;
-};
-
-struct MergeLanes {
-  __device__ __forceinline__ StatsLane operator() (const StatsLane & a,
-      const StatsLane & b) const
+/* The group's smallest and largest (fminf and fmaxf skip NaN). */
+struct MinOf {
+  __device__ __forceinline__ float operator() (float a, float b) const
   {
-    StatsLane r;
-    r.sum = a.sum + b.sum;
-    r.squares = a.squares + b.squares;
-    r.above = a.above + b.above;
-    r.spare = 0;
-    r.min_key = a.min_key > b.min_key ? a.min_key : b.min_key;
-    r.max_key = a.max_key > b.max_key ? a.max_key : b.max_key;
-    return r;
+    return fminf (a, b);
+  }
+};
+struct MaxOf {
+  __device__ __forceinline__ float operator() (float a, float b) const
+  {
+    return fmaxf (a, b);
   }
 };
 
@@ -153,28 +152,61 @@ stats_record (const GcvCudaConv & p)
   return p.stats->part[(block * warps + warp) % GCV_CUDA_STATS_PARTS];
 }
 
-/* One channel of the group's lanes reduced, then added by one lane. */
+/* A group's sums of one channel, reduced: floats through shuffles (the
+ * order of the butterfly, so the same sums as before), the count with a
+ * redux. */
+struct GroupSums {
+  float sum, squares, min, max;
+  unsigned above;
+
+  __device__ __forceinline__ GroupSums (const cg::coalesced_group & g,
+      float s, float q, float lo, float hi, unsigned a)
+  {
+    sum = cg::reduce (g, s, cg::plus<float> ());
+    squares = cg::reduce (g, q, cg::plus<float> ());
+    min = cg::reduce (g, lo, MinOf ());
+    max = cg::reduce (g, hi, MaxOf ());
+    above = cg::reduce (g, a, cg::plus<unsigned> ());
+  }
+
+  /* by one lane */
+  __device__ __forceinline__ void add_sums (GcvCudaChannelStats * rec) const
+  {
+    atomicAdd (&rec->sum, (double) sum);
+    atomicAdd (&rec->sum_squares, (double) squares);
+    atomicAdd (&rec->above, (unsigned long long) above);
+  }
+};
+
+/* The first place of the group's extreme: the least of those its lanes
+ * hold (~0u from a lane whose own is not it). */
+__device__ __forceinline__ unsigned
+first_place (const cg::coalesced_group & g, unsigned at)
+{
+  return cg::reduce (g, at, cg::less<unsigned> ());
+}
+
+/* One channel of the group's lanes reduced, then added by one lane: the
+ * place of each extreme from the lanes whose own extreme it is (-0 and +0
+ * are one value, as in the keys). */
 __device__ __forceinline__ void
 flush_channel (const cg::coalesced_group & g, GcvCudaChannelStats * rec,
     const ChannelStats & cs)
 {
-  StatsLane l;
-  l.sum = cs.sum;
-  l.squares = cs.squares;
-  l.above = cs.above;
-  l.spare = 0;
-  l.min_key = min_key (cs.min, cs.min_at);
-  l.max_key = max_key (cs.max, cs.max_at);
-  l = cg::reduce (g, l, MergeLanes ());
+  const GroupSums s (g, cs.sum, cs.squares, cs.min, cs.max, cs.above);
+  const unsigned lo_at = first_place (g, cs.min == s.min ? cs.min_at : ~0u);
+  const unsigned hi_at = first_place (g, cs.max == s.max ? cs.max_at : ~0u);
   if (g.thread_rank () == 0) {
-    atomicAdd (&rec->sum, (double) l.sum);
-    atomicAdd (&rec->sum_squares, (double) l.squares);
-    atomicAdd (&rec->above, (unsigned long long) l.above);
-    atomicMax (&rec->min_key, l.min_key);
-    atomicMax (&rec->max_key, l.max_key);
+    s.add_sums (rec);
+    atomicMax (&rec->min_key, min_key (s.min, lo_at));
+    atomicMax (&rec->max_key, max_key (s.max, hi_at));
   }
 }
 
+__device__ __forceinline__ float component (float v, int)
+{
+  return v;
+}
 __device__ __forceinline__ float component (float4 v, int k)
 {
   return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
@@ -194,8 +226,9 @@ stats_finish (GcvCudaStatsState * st, GcvCudaStatsResult * out,
 {
   const cg::coalesced_group g = cg::coalesced_threads ();
 
-  /* the other groups' atomics came before their count (a fence between),
-   * and their count before ours: read where the atomics went, in L2 */
+  /* the other groups' atomics came before their count (released with
+   * it), and their count before ours: acquire them, and read where the
+   * atomics went, in L2 */
   __threadfence ();
 #pragma unroll 1
   for (int k = 0; k < C; k++) {
@@ -297,15 +330,43 @@ struct Stats {
     n++;
   }
 
+  /* Whether output (t, q) of a thread's tile at (x, y) is in the frame
+   * (all of them where `whole`). */
+  static __device__ __forceinline__ bool inside (const GcvCudaConv & p,
+      bool whole, int x, int y, int t, int q)
+  {
+    return whole || (y + t < p.height && x + q < p.width);
+  }
+
+  /* The place of channel k's first output equal to v in a thread's tile
+   * (one of its outputs is). */
+  template <int TY, typename Acc>
+  static __device__ __forceinline__ unsigned first_in_tile (const GcvCudaConv
+      & p, bool whole, int x, int y, const Acc (&acc)[TY][4], int k, float v)
+  {
+    int o = 0;
+#pragma unroll
+    for (int i = TY * 4 - 1; i >= 0; i--)
+      if (inside (p, whole, x, y, i / 4, i % 4)
+          && out_value (p, component (acc[i / 4][i % 4], k)) == v)
+        o = i;
+    return place (p, x + o % 4, y + o / 4);
+  }
+
   /* A thread's TY x 4 outputs at (x, y) of a tile kernel (those inside
-   * the frame), after their stores: one channel at a time, each flushed
-   * before the next, so that one channel's sums are held at a time, not
-   * C (the RGBA family's epilogue, whose sums already fill the registers
-   * its loops had). */
+   * the frame), after their stores, one channel at a time, each flushed
+   * before the next (the RGBA family's epilogue, whose sums already fill
+   * the registers its loops had). The outputs stay in registers, so a
+   * sample costs its sums, extremes and threshold compare, and not its
+   * place: the group's extreme is looked for in its lanes' outputs
+   * afterwards, and only where it can still win the record (read before
+   * the group's reductions, which hide the wait; a record only grows, so
+   * an extreme that loses to it now loses later too). */
   template <int TY, typename Acc>
   __device__ __forceinline__ void add_tile (const GcvCudaConv & p, int x,
       int y, const Acc (&acc)[TY][4])
   {
+    const bool whole = x + 4 <= p.width && y + TY <= p.height;
     unsigned count = 0;
 #pragma unroll
     for (int t = 0; t < TY; t++)
@@ -319,16 +380,45 @@ struct Stats {
     GcvCudaChannelStats *rec = stats_record (p);
 #pragma unroll
     for (int k = 0; k < C; k++) {
-      ChannelStats cs;
-      cs.init ();
+      float sum = 0.0f, squares = 0.0f;
+      float lo = __int_as_float (0x7fffffff), hi = lo;  /* NaN: none yet */
+      unsigned above = 0;
 #pragma unroll
       for (int t = 0; t < TY; t++)
 #pragma unroll
         for (int q = 0; q < 4; q++)
-          if (y + t < p.height && x + q < p.width)
-            cs.add (out_value (p, component (acc[t][q], k)),
-                place (p, x + q, y + t), p.stats_threshold);
-      flush_channel (g, rec + k, cs);
+          if (inside (p, whole, x, y, t, q)) {
+            const float v = out_value (p, component (acc[t][q], k));
+            sum += v;
+            squares = fmaf (v, v, squares);
+            lo = fminf (lo, v);
+            hi = fmaxf (hi, v);
+            above += fabsf (v) > p.stats_threshold;
+          }
+      const unsigned seen_lo = (unsigned) (__ldcg (&rec[k].min_key) >> 32);
+      const unsigned seen_hi = (unsigned) (__ldcg (&rec[k].max_key) >> 32);
+      const GroupSums s (g, sum, squares, lo, hi, above);
+      /* the keys' value halves against the record's (the place halves
+       * decide only between equal values); any() makes the choice the
+       * whole group's, which the reductions in it need */
+      const bool find_lo = g.any (!isnan (s.min)
+          && seen_lo <= ~ordered_bits (s.min));
+      const bool find_hi = g.any (!isnan (s.max)
+          && seen_hi <= ordered_bits (s.max));
+      unsigned lo_at = ~0u, hi_at = ~0u;
+      if (find_lo)
+        lo_at = first_place (g, lo == s.min ?
+            first_in_tile<TY> (p, whole, x, y, acc, k, s.min) : ~0u);
+      if (find_hi)
+        hi_at = first_place (g, hi == s.max ?
+            first_in_tile<TY> (p, whole, x, y, acc, k, s.max) : ~0u);
+      if (g.thread_rank () == 0) {
+        s.add_sums (rec + k);
+        if (find_lo)
+          atomicMax (&rec[k].min_key, min_key (s.min, lo_at));
+        if (find_hi)
+          atomicMax (&rec[k].max_key, max_key (s.max, hi_at));
+      }
     }
   }
 
@@ -352,8 +442,13 @@ struct Stats {
         flush_channel (g, rec + k, c[k]);
     }
     if (g.thread_rank () == 0) {
-      __threadfence ();         /* the records before the count */
-      before = atomicAdd (&p.stats->samples, samples);
+      /* the records before the count: a release, which waits for this
+       * thread's writes but, unlike __threadfence(), neither orders them
+       * with every other thread's nor empties the SM's L1 (the group
+       * that finishes acquires, in stats_finish()) */
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count
+          (p.stats->samples);
+      before = count.fetch_add (samples, cuda::memory_order_release);
     }
     if (g.shfl (before, 0) + samples == total)
       stats_finish<C> (p.stats, p.stats->result, total);
