@@ -183,6 +183,11 @@ def circles(house):
 WALK_FROM = ("gst_gpu_convolve_set_property", "gst_gpu_convolve_before_transform")
 
 
+def part_of(path):
+    """The part of the code a file belongs to: its folder."""
+    return os.path.dirname(path) + "/"
+
+
 def walk(house):
     """Everything a filter change runs: the functions of gst/ and cuda/ that
     the start reaches, the files they are in, and the calls from one file
@@ -205,6 +210,15 @@ def walk(house):
         print(f"{n:4d}  {f}")
     for (a, b), n in handoffs.most_common(5):
         print(f"      {n:3d} calls between {a} and {b}")
+    # the same calls between the engine's parts (its folders), in the
+    # direction they go: who hands the change to whom
+    parts = collections.Counter()
+    for v in reach:
+        for w in house.callees(*v):
+            if w in reach and part_of(v[0]) != part_of(w[0]):
+                parts[(part_of(v[0]), part_of(w[0]))] += 1
+    for (a, b), n in sorted(parts.items()):
+        print(f"      {n:3d} calls from {a} to {b}")
     print(f"a filter change: {len(reach)} functions in {len(files)} files, "
           f"{sum(handoffs.values())} calls from one file to another")
     return 0
