@@ -18,10 +18,9 @@
  * statistics cost no launch, copy or memset of their own, and nothing
  * waits for them but the frame's event.
  *
- * The tile kernels hand a thread's outputs over at once (add_tile()),
- * still in registers: there a sample costs its sums, its extremes and its
- * compare with the threshold, and the places are looked for afterwards,
- * only where the group's extreme can still win its record.
+ * The RGBA family's tile kernels hand a thread's outputs over at once
+ * (add_tile()): there an output's place is its ordinal in the thread's
+ * tile, a constant, made a place once per extreme.
  *
  * A thread's samples must reach add() in row order (every family's do):
  * a tie keeps the place met first. */
@@ -330,38 +329,28 @@ struct Stats {
     n++;
   }
 
-  /* Whether output (t, q) of a thread's tile at (x, y) is in the frame
-   * (all of them where `whole`). */
-  static __device__ __forceinline__ bool inside (const GcvCudaConv & p,
-      bool whole, int x, int y, int t, int q)
+  /* Channel k of a thread's TY x 4 tile outputs at (x, y) into `cs`
+   * (ALL: all of them in the frame, so no check each), each output's
+   * place its ordinal t * 4 + q, a constant of the unrolled loops:
+   * add_tile() turns the extremes' into places once. */
+  template <bool ALL, int TY, typename Acc>
+  static __device__ __forceinline__ void add_channel (const GcvCudaConv & p,
+      int x, int y, const Acc (&acc)[TY][4], int k, ChannelStats & cs)
   {
-    return whole || (y + t < p.height && x + q < p.width);
-  }
-
-  /* The place of channel k's first output equal to v in a thread's tile
-   * (one of its outputs is). */
-  template <int TY, typename Acc>
-  static __device__ __forceinline__ unsigned first_in_tile (const GcvCudaConv
-      & p, bool whole, int x, int y, const Acc (&acc)[TY][4], int k, float v)
-  {
-    int o = 0;
 #pragma unroll
-    for (int i = TY * 4 - 1; i >= 0; i--)
-      if (inside (p, whole, x, y, i / 4, i % 4)
-          && out_value (p, component (acc[i / 4][i % 4], k)) == v)
-        o = i;
-    return place (p, x + o % 4, y + o / 4);
+    for (int t = 0; t < TY; t++)
+#pragma unroll
+      for (int q = 0; q < 4; q++)
+        if (ALL || (y + t < p.height && x + q < p.width))
+          cs.add (out_value (p, component (acc[t][q], k)), t * 4 + q,
+              p.stats_threshold);
   }
 
   /* A thread's TY x 4 outputs at (x, y) of a tile kernel (those inside
-   * the frame), after their stores, one channel at a time, each flushed
-   * before the next (the RGBA family's epilogue, whose sums already fill
-   * the registers its loops had). The outputs stay in registers, so a
-   * sample costs its sums, extremes and threshold compare, and not its
-   * place: the group's extreme is looked for in its lanes' outputs
-   * afterwards, and only where it can still win the record (read before
-   * the group's reductions, which hide the wait; a record only grows, so
-   * an extreme that loses to it now loses later too). */
+   * the frame), after their stores: one channel at a time, each flushed
+   * before the next, so that one channel's sums are held at a time, not
+   * C (the RGBA family's epilogue, whose sums already fill the registers
+   * its loops had). */
   template <int TY, typename Acc>
   __device__ __forceinline__ void add_tile (const GcvCudaConv & p, int x,
       int y, const Acc (&acc)[TY][4])
@@ -380,45 +369,16 @@ struct Stats {
     GcvCudaChannelStats *rec = stats_record (p);
 #pragma unroll
     for (int k = 0; k < C; k++) {
-      float sum = 0.0f, squares = 0.0f;
-      float lo = __int_as_float (0x7fffffff), hi = lo;  /* NaN: none yet */
-      unsigned above = 0;
-#pragma unroll
-      for (int t = 0; t < TY; t++)
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-          if (inside (p, whole, x, y, t, q)) {
-            const float v = out_value (p, component (acc[t][q], k));
-            sum += v;
-            squares = fmaf (v, v, squares);
-            lo = fminf (lo, v);
-            hi = fmaxf (hi, v);
-            above += fabsf (v) > p.stats_threshold;
-          }
-      const unsigned seen_lo = (unsigned) (__ldcg (&rec[k].min_key) >> 32);
-      const unsigned seen_hi = (unsigned) (__ldcg (&rec[k].max_key) >> 32);
-      const GroupSums s (g, sum, squares, lo, hi, above);
-      /* the keys' value halves against the record's (the place halves
-       * decide only between equal values); any() makes the choice the
-       * whole group's, which the reductions in it need */
-      const bool find_lo = g.any (!isnan (s.min)
-          && seen_lo <= ~ordered_bits (s.min));
-      const bool find_hi = g.any (!isnan (s.max)
-          && seen_hi <= ordered_bits (s.max));
-      unsigned lo_at = ~0u, hi_at = ~0u;
-      if (find_lo)
-        lo_at = first_place (g, lo == s.min ?
-            first_in_tile<TY> (p, whole, x, y, acc, k, s.min) : ~0u);
-      if (find_hi)
-        hi_at = first_place (g, hi == s.max ?
-            first_in_tile<TY> (p, whole, x, y, acc, k, s.max) : ~0u);
-      if (g.thread_rank () == 0) {
-        s.add_sums (rec + k);
-        if (find_lo)
-          atomicMax (&rec[k].min_key, min_key (s.min, lo_at));
-        if (find_hi)
-          atomicMax (&rec[k].max_key, max_key (s.max, hi_at));
-      }
+      ChannelStats cs;
+      cs.init ();
+      /* apart, so that a whole tile's outputs take no branch each */
+      if (whole)
+        add_channel<true> (p, x, y, acc, k, cs);
+      else
+        add_channel<false> (p, x, y, acc, k, cs);
+      cs.min_at = place (p, x + cs.min_at % 4, y + cs.min_at / 4);
+      cs.max_at = place (p, x + cs.max_at % 4, y + cs.max_at / 4);
+      flush_channel (g, rec + k, cs);
     }
   }
 
