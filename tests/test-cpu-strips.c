@@ -342,6 +342,64 @@ unlimit_memory (const struct rlimit *saved)
 /* The engine: a plan whose scratch cannot be had is an error that says so
  * and how much, and a plan whose new filter cannot get its scratch keeps
  * filtering with the filter it had. */
+/* An engine made where no thread stack can be had (8 MB each, against a
+ * few MB of headroom) works with the workers it got, down to the calling
+ * thread alone, and gives the pixels of an engine with all of them. */
+GST_START_TEST (test_engine_without_threads)
+{
+  enum { W = 97, H = 61 };
+  const gfloat taps[25] = { 1, 4, 6, 4, 1, 4, 16, 24, 16, 4, 6, 24, 36, 24,
+    6, 4, 16, 24, 16, 4, 1, 4, 6, 4, 1
+  };
+  GcvFilterDesc d;
+  GcvFilter *f;
+  GcvEngine *full, *bare;
+  GcvGeometry g = { GCV_FORMAT_RGBA, GCV_FORMAT_RGBA, W, H };
+  GcvPlan *p_full, *p_bare;
+  GError *err = NULL;
+  struct rlimit saved;
+  static guint8 src[W * H * 4], a[W * H * 4], b[W * H * 4];
+  GcvImage in = { src, W * 4, FALSE }, out_a = { a, W * 4, FALSE },
+      out_b = { b, W * 4, FALSE };
+
+  gcv_filter_desc_init (&d);
+  d.kernel = taps;
+  d.n_kernel = 25;
+  d.kernel_width = d.kernel_height = 5;
+  d.normalize = TRUE;
+  f = gcv_filter_new (&d, &err);
+  fail_unless (f != NULL, "%s", err ? err->message : "");
+  for (guint i = 0; i < W * H * 4; i++)
+    src[i] = (guint8) ((i * 131) % 253);
+  full = gcv_engine_new (GCV_BACKEND_CPU, -1, &err);
+  fail_unless (full != NULL);
+  if (!limit_memory (4 * 1024 * 1024, &saved)) {
+    g_print ("engine_without_threads: an address-space limit does not "
+        "work here, skipped\n");
+    gcv_engine_free (full);
+    gcv_filter_free (f);
+    return;
+  }
+  bare = gcv_engine_new (GCV_BACKEND_CPU, -1, &err);
+  unlimit_memory (&saved);
+  fail_unless (bare != NULL, "%s", err ? err->message : "");
+  g_print ("engine_without_threads: %s, against %s\n",
+      gcv_engine_describe (bare), gcv_engine_describe (full));
+  p_full = gcv_plan_new (full, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  p_bare = gcv_plan_new (bare, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  fail_unless (p_full && p_bare);
+  fail_unless (gcv_plan_run (p_full, &in, &out_a, &err));
+  fail_unless (gcv_plan_run (p_bare, &in, &out_b, &err));
+  fail_unless (memcmp (a, b, sizeof (a)) == 0);
+  gcv_plan_free (p_full);
+  gcv_plan_free (p_bare);
+  gcv_engine_free (full);
+  gcv_engine_free (bare);
+  gcv_filter_free (f);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_scratch_out_of_memory_engine)
 {
   enum { W = 64, H = 16 };
@@ -733,6 +791,7 @@ cpu_strips_suite (void)
   tcase_add_test (tc, test_wide_strides);
   tcase_add_test (tc, test_kernel_wider_than_strip);
   tcase_add_test (tc, test_filter_changes);
+  tcase_add_test (tc, test_engine_without_threads);
   tcase_add_test (tc, test_scratch_out_of_memory_engine);
   tcase_add_test (tc, test_scratch_out_of_memory_element);
   tcase_add_test (tc, test_interrupt_engine);

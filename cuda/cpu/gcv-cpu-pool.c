@@ -116,9 +116,20 @@ gcv_cpu_pool_new (guint n_workers)
   pool->threads = g_new0 (GThread *, pool->n_workers);
   for (guint i = 1; i < pool->n_workers; i++) {
     Helper *h = g_new (Helper, 1);
+    GError *err = NULL;
+
     h->pool = pool;
     h->worker = i;
-    pool->threads[i - 1] = g_thread_new ("gcv-cpu", helper_main, h);
+    /* A thread that cannot be had (no memory for its stack) leaves fewer
+     * workers: slower frames, not an abort. No work has been handed out
+     * yet, so the count can still shrink. */
+    pool->threads[i - 1] = g_thread_try_new ("gcv-cpu", helper_main, h, &err);
+    if (!pool->threads[i - 1]) {
+      g_free (h);
+      g_clear_error (&err);
+      pool->n_workers = i;
+      break;
+    }
   }
   return pool;
 }

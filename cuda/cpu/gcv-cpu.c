@@ -22,7 +22,8 @@ cpu_engine_new (gint device_id, gpointer context, GError ** error)
   guint n = g_get_num_processors ();
 
   e->pool = gcv_cpu_pool_new (n);
-  e->description = g_strdup_printf ("cpu (%u threads)", n);
+  e->description = g_strdup_printf ("cpu (%u threads)",
+      gcv_cpu_pool_get_n_workers (e->pool));
   return e;
 }
 
