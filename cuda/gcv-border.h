@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Border handling: where a coordinate outside the frame reads from. Plain C
  * shared by the CPU backend and the CUDA kernels. */
 #ifndef GCV_BORDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built-in filters of the `filter` property. Their exact definitions are
  * written down in docs/filters.md; keep the two in step. */
 #include "gcv-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built-in filters of the `filter` property (gcv-builtin.c); their
  * definitions are in docs/filters.md. */
 #ifndef GCV_BUILTIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Filter descriptions: validation, normalisation and rank-1 factorisation. */
 #include "gcv-private.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve engine: CUDA interop for applications that keep frames on the
  * GPU or in page-locked memory, next to gcv.h.
  *

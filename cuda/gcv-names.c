@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The engine's names (built-in filters, borders, families, formats) and
  * the facts of each format. */
 #include "gcv-private.h"

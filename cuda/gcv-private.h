@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Engine internals: filters as the backends run them, with the backend
  * interface (gcv-backend.h), the built-in kernels (gcv-builtin.h), format
  * facts (gcv-format.h) and the tools API (gcv-tools.h). For the engine's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve engine: 2D and separable convolution of video frames.
  *
  * The public C API of the engine that sits under the GStreamer element:

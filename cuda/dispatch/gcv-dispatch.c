@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The dispatcher: the choice of what runs and its analytic heuristic. */
 #include "gcv-dispatch.h"
 #include "gcv-private.h"
@@ -302,8 +303,8 @@ gcv_dispatch_choose (const GcvDispatchKey * key_in, const GcvDeviceInfo * dev,
     /* A nearby row's unrolled tiled kernel may not exist for this width
      * (even widths, say): its adaptive stand-in is slower than what the
      * heuristic picks with that in mind. With separable=auto the rows of
-     * rank-1 kernels hold whichever family ran fastest (SPEC section 4);
-     * with separable=always only a separable one will do. */
+     * rank-1 kernels hold whichever family ran fastest (docs/properties.md,
+     * `separable`); with separable=always only a separable one will do. */
     if (row && !(row->variant.family == GCV_FAMILY_TILED
             && !row->variant.adaptive && !key.unrolled)
         && !(key.separable_only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tuned kernel dispatcher: which family, with which parameters, runs a
  * filter on a frame. Plain C with no CUDA in it, so it is unit-tested
  * everywhere. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Tuning tables: parsing, writing, nearest-neighbour lookup, and where the
  * table for a GPU is found. */
 #include "gcv-tuning.h"

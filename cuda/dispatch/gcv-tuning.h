@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Tuning tables: the dispatcher's measured choices for one GPU, as written
  * by gpuconvolve-tune. The format is documented in docs/tuning.md:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Device helpers shared by the kernel families: pixel loads, float,
  * float3 and float4 arithmetic, the output epilogue (with the frame's
  * statistics, gcv-kernels-stats.cuh), gradient magnitudes and the ways taps reach a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch seam between the CUDA backend's host code (cuda/gpu/) and the
  * kernels (families/, passes/). Plain C, so both sides include it. */
 #ifndef GCV_KERNELS_H

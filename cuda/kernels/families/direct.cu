@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `direct`: one thread per output pixel, input and taps read from
  * global memory. The plain baseline the other families are checked against;
  * it runs gradient magnitudes of any size too. */

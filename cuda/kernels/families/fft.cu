@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `fft`: correlation through cuFFT. The padded device frame already
  * holds the border, so every border mode works here too (FFT convolutions
  * usually zero-pad). Per frame: the padded frame's channels go into real

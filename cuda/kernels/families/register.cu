@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `register`: register cache plus warp shuffle (Chen, Wahib et al.,
  * Algorithm 1). Each lane of a warp caches C = P + kh - 1 input rows of one
  * column in registers. For each filter column it takes a vertical dot product

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `separable`.
  *
  * Fused (per-size kernels, square odd sizes): the row pass into float rows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `tiled`: shared-memory tiles.
  *
  * The generic kernel (any size) uses adaptive tiling (van Werkhoven et al.

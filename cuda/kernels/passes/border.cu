@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The halo of a padded device frame, made on the device, the unpacking
  * of 8-bit frames to floats, and the gathering and scattering of one
  * channel of interleaved bytes (NV12's U or V). Kernels after these never

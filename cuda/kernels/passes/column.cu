@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Kernels one tap wide (1xN, a vertical 1D filter): one pass down the
  * columns, at the speed of a copy. The tiled and separable families run
  * these filters here (the record says when: GcvChoice.column_pass).
