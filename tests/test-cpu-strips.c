@@ -627,6 +627,7 @@ typedef struct {
   GstBuffer *buf;
   GstFlowReturn ret;
   gint done;
+  gint64 ended;                 /* g_get_monotonic_time () at the end */
 } Push;
 
 static gpointer
@@ -635,25 +636,32 @@ push_main (gpointer data)
   Push *p = data;
 
   p->ret = gst_harness_push (p->h, g_steal_pointer (&p->buf));
+  p->ended = g_get_monotonic_time ();
   g_atomic_int_set (&p->done, TRUE);
   return NULL;
 }
 
 /* Pushes `img` from a thread of its own and returns once the frame is
- * under way, the thread still in it: the box grows until a frame outlasts
- * the wait. */
+ * under way, the thread still in it. A frame that ends within the wait
+ * sizes the next from its time (a direct box costs n^2 a sample) to take
+ * ten waits, so that the one returned is not about to end when the caller
+ * flushes or stops it. */
 static GThread *
 start_long_frame (GstElement * e, GstHarness * h, const RefImage * img,
     Push * push)
 {
-  for (guint scale = 1;; scale *= 4) {
-    const guint n = long_kernel_size (scale);
+  guint n = long_kernel_size (1);
+
+  for (;;) {
     GThread *t;
+    gint64 t0;
+    gdouble grow;
 
     g_object_set (e, "size", n, NULL);
     push->h = h;
     push->buf = gcvt_buffer_new (img, REF_RGBA, 0, 0, FALSE);
     push->done = FALSE;
+    t0 = g_get_monotonic_time ();
     t = g_thread_new ("push", push_main, push);
     g_usleep (wait_us ());
     if (!g_atomic_int_get (&push->done)) {
@@ -666,6 +674,8 @@ start_long_frame (GstElement * e, GstHarness * h, const RefImage * img,
     fail_unless (n < GCV_MAX_KERNEL_SIZE, "a frame with a %ux%u kernel took "
         "less than %" G_GINT64_FORMAT " ms", n, n, wait_us () / 1000);
     gst_buffer_unref (gst_harness_pull (h));
+    grow = sqrt (10.0 * wait_us () / MAX (push->ended - t0, 1000));
+    n = MIN ((guint) (n * MAX (grow, 2.0)) | 1, GCV_MAX_KERNEL_SIZE);
   }
 }
 
