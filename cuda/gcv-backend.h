@@ -64,6 +64,8 @@ typedef struct {
       GcvFrameStats * stats);
   /* optional: gcv_engine_interrupt(), from any thread */
   void (*engine_interrupt) (gpointer engine, gboolean on);
+  /* filters part of a frame (GcvFrameOptions' regions) */
+  gboolean regions;
 } GcvBackend;
 
 extern const GcvBackend gcv_cpu_backend;
@@ -90,6 +92,8 @@ struct _GcvPlan {
   GcvTicket *slot_ticket;       /* the frame each slot holds */
   gboolean *slot_busy;          /* submitted, not yet waited for */
   gboolean *slot_stats;         /* the slot's frame asked for statistics */
+  guint region_shift;           /* a plane subsampled this many times
+                                 * (gcv_region_split_run()) */
   const GcvBackend *kind;       /* what runs the frames: the engine's
                                  * backend, or gcv_planar_kind */
   gpointer state;               /* the kind's */

@@ -222,6 +222,23 @@ static gboolean
 check_options (GcvPlan * plan, const GcvFrameOptions * options,
     GError ** error)
 {
+  if (!gcv_regions_check (options, error))
+    return FALSE;
+  if (gcv_regions_restrict (options)) {
+    if (!plan->engine->backend->regions) {
+      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend "
+          "filters whole frames only in this version: regions need the CPU "
+          "backend", plan->engine->backend->name);
+      return FALSE;
+    }
+    if (plan->geometry.in_format != plan->geometry.out_format) {
+      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "regions need the "
+          "same input and output format, not %s to %s: outside them the "
+          "input is copied", gcv_format_name (plan->geometry.in_format),
+          gcv_format_name (plan->geometry.out_format));
+      return FALSE;
+    }
+  }
   if (!options || !options->statistics)
     return TRUE;
   if (!(options->statistics_threshold >= 0.0)

@@ -217,13 +217,16 @@ planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
     GcvGeometry chroma = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8 };
     gcv_format_chroma_size (g->in_format, g->width, g->height, &chroma.width,
         &chroma.height);
-    for (guint i = 1; i < N_PLANES; i++)
+    for (guint i = 1; i < N_PLANES; i++) {
       if (!(p->planes[i] = plane_new (plan, &chroma,
                   chroma_filter (p, plan->filter),
                   chroma_family (plan->filter, plan->requested),
                   chroma_variant (plan->filter, plan->forced_variant),
                   error)))
         goto fail;
+      /* regions are in the frame's pixels, two to a chroma sample */
+      p->planes[i]->region_shift = 1;
+    }
   }
   report (p, plan);
   return p;
@@ -394,12 +397,14 @@ planar_submit (gpointer state, GcvPlan * plan, guint slot,
         &plane_steps.src);
     GcvImage out = plane_of (dst, plan->geometry.out_format, i,
         &plane_steps.dst);
-    /* copied chroma (planes=luma) has no statistics */
+    /* every plane has the frame's regions; copied chroma (planes=luma)
+     * has no statistics */
+    GcvFrameOptions options = frame->options;
+    options.statistics = options.statistics && i < frame->with_stats;
     if (!pack_steps (p, &plane->geometry, &frame->steps[i], &in, &out,
             &plane_steps, error)
         || (b->set_frame_options && !b->set_frame_options (plane->state,
-                plane, slot, i < frame->with_stats ? &frame->options : NULL,
-                error))
+                plane, slot, &options, error))
         || !b->submit (plane->state, plane, slot, &in, &out, &plane_steps,
             error)) {
       /* the planes already on their way are waited for: the frame is off */

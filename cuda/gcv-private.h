@@ -12,6 +12,7 @@
 #include "gcv-backend.h"
 #include "gcv-builtin.h"
 #include "gcv-format.h"
+#include "gcv-regions.h"
 #include "gcv-tools.h"
 #include "dispatch/gcv-dispatch.h"
 

@@ -270,7 +270,7 @@ GCV_API gsize gcv_frame_size (GcvFormat format, guint width, guint height,
 /* The statistics of one channel or plane of an output frame: its values
  * after scale, bias and conversion, before rounding to an integer format. */
 typedef struct {
-  guint64 count;                /* samples */
+  guint64 count;                /* samples (of the filtered area) */
   gdouble sum, sum_squares;     /* NaN samples make these NaN */
   gdouble min, max;             /* of the samples that are not NaN; NaN
                                  * when there are none */
@@ -285,10 +285,35 @@ typedef struct {
   GcvChannelStats channel[GCV_MAX_CHANNELS];
 } GcvFrameStats;
 
+/* --- privacy regions (docs/regions.md) ----------------------------------- */
+
+/* A rectangle in frame pixels (of the Y plane for NV12 and I420). Parts
+ * outside the frame are ignored; one with no area is ignored. */
+typedef struct {
+  gint x, y, width, height;
+} GcvRect;
+
+/* Where a frame is filtered; elsewhere the output is the input, copied. */
+typedef enum {
+  GCV_REGIONS_ALL,              /* the whole frame; regions are ignored */
+  GCV_REGIONS_INSIDE,           /* the union of the regions only */
+  GCV_REGIONS_OUTSIDE,          /* all but the union of the regions */
+} GcvRegionMode;
+
+/* Regions a frame may name at most. */
+#define GCV_MAX_REGIONS 1024
+
 /* What one frame asks for beyond the plan's filter. */
 typedef struct {
   gboolean statistics;          /* compute GcvFrameStats for this frame */
   gdouble statistics_threshold; /* for GcvChannelStats.above, >= 0 */
+  /* Inside the filtered area each output sample is what filtering the
+   * whole frame gives; the statistics measure that area only. Other than
+   * GCV_REGIONS_ALL needs the same input and output format, and the CPU
+   * backend in this version. `regions` is read during the submit only. */
+  GcvRegionMode region_mode;
+  const GcvRect *regions;
+  guint n_regions;
 } GcvFrameOptions;
 
 GCV_API void gcv_frame_options_init (GcvFrameOptions * options);

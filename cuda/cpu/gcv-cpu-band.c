@@ -230,21 +230,38 @@ output_row (const Job * job, const Scratch * sc, guint y, guint x0,
   return (gfloat *) row + x0;
 }
 
+/* A task outside the frame's regions: the input, copied. */
+static void
+copy_rows (const Job * job, const CpuTask * t)
+{
+  const gsize px = gcv_format_pixel_size (job->plan->geometry.in_format);
+
+  for (guint y = t->y0; y < t->y1; y++)
+    memcpy ((guint8 *) job->dst->data + (gsize) y * job->dst->stride
+        + t->x0 * px, (const guint8 *) job->src->data
+        + (gsize) y * job->src->stride + t->x0 * px, (t->x1 - t->x0) * px);
+}
+
 void
 gcv_cpu_run_band (gpointer data, guint task, guint worker)
 {
   Job *job = data;
+  const CpuTask *t = &job->tasks[task];
   const Setup *s = job->cp->setup;
   const Scratch *sc = &job->cp->scratch[worker];
-  const guint w = job->plan->geometry.width, h = job->plan->geometry.height;
+  const guint h = job->plan->geometry.height;
   const guint kw = s->kw, kh = s->kh, ch = s->channels, ring = s->ring;
-  const guint y0 = task * s->band, y1 = MIN (h, y0 + s->band);
+  const guint y0 = t->y0, y1 = t->y1;
   const guint in_rows = y1 - y0 + kh - 1;
   GcvCpuStatsAcc *acc = job->stats ? gcv_cpu_stats_band (job->stats, task) :
       NULL;
 
-  for (guint x0 = 0; x0 < w; x0 += s->strip) {
-    const guint n = MIN (s->strip, w - x0), len = n + kw - 1;
+  if (t->copy) {
+    copy_rows (job, t);
+    return;
+  }
+  for (guint x0 = t->x0; x0 < t->x1; x0 += s->strip) {
+    const guint n = MIN (s->strip, t->x1 - x0), len = n + kw - 1;
     const gsize ns = (gsize) n * ch;
 
     /* input row k of the band goes to slot k % ring; output row y0 + k +

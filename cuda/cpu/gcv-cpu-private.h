@@ -74,8 +74,7 @@ typedef struct {
   guint16 *row_fixed, *column_fixed;
   guint16 row_start, column_start;
   guint strip;                  /* output columns per strip */
-  guint band;                   /* output rows per task */
-  guint n_tasks;
+  guint band;                   /* output rows per task, at most */
   gint *xmap;                   /* padded column -> source x, -1: constant */
   /* per-worker scratch */
   gsize line_bytes;             /* one input row of a strip, padded */
@@ -98,9 +97,18 @@ typedef struct {
                                  * holds no NaN or infinity */
 } Scratch;
 
+/* A task of a frame: output rows y0 .. y1 - 1, columns x0 .. x1 - 1,
+ * filtered, or copied from the input outside a frame's regions. */
+typedef struct {
+  guint x0, x1, y0, y1;
+  gboolean copy;
+} CpuTask;
+
 typedef struct {
   CpuEngine *engine;
   Setup *setup;
+  GArray *tasks;                /* CpuTask: the frame's, kept */
+  GcvRegionSplit split;         /* the frame's regions, kept */
   Scratch *scratch;             /* one per worker */
   gsize scratch_bytes;          /* each worker's, as allocated */
   GcvFrameOptions *options;     /* per slot, from set_frame_options */
@@ -112,6 +120,7 @@ typedef struct {
   const CpuPlan *cp;
   const GcvPlan *plan;
   const GcvImage *src, *dst;
+  const CpuTask *tasks;
   const GcvCpuStats *stats;     /* NULL: the frame is not measured */
   gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;

@@ -207,7 +207,6 @@ choose_bands (Setup * s, guint h, guint workers)
   guint tasks = MIN (h, workers * per_worker);
 
   s->band = (h + tasks - 1) / tasks;
-  s->n_tasks = (h + s->band - 1) / s->band;
 }
 
 /* K[row][i] of `taps` (NULL: none), 0 outside the kernel's rows. */

@@ -193,7 +193,8 @@ gcv_cpu_stats_fixed (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint y,
 
 void
 gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
-    guint channels, guint width, guint height, gdouble threshold)
+    guint channels, guint width, guint height, guint64 count,
+    gdouble threshold)
 {
   g_return_if_fail (n_channels <= GCV_MAX_CHANNELS && n_channels <= channels
       && LANES % channels == 0);
@@ -218,6 +219,7 @@ gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
   st->channels = channels;
   st->width = width;
   st->height = height;
+  st->count = count;
   /* for a float v, v > t (in double) is v > the largest float <= t */
   if (threshold >= FLT_MAX) {
     st->threshold = FLT_MAX;
@@ -263,7 +265,7 @@ gcv_cpu_stats_end (const GcvCpuStats * st, GcvFrameStats * out)
       merge_extreme (a->min[c], a->min_at[c], TRUE, &mn, &min_at);
       merge_extreme (a->max[c], a->max_at[c], FALSE, &mx, &max_at);
     }
-    o->count = (guint64) st->width * st->height;
+    o->count = st->count;
     /* every sample NaN: no extremes, at (0, 0) */
     o->min = min_at == GCV_CPU_STATS_NONE ? NAN : mn;
     o->max = max_at == GCV_CPU_STATS_NONE ? NAN : mx;

@@ -28,6 +28,7 @@ typedef struct {
                                  * pixel */
   guint channels;               /* samples per pixel: 1 or 4 */
   guint width, height;
+  guint64 count;                /* samples measured: the filtered area */
   gfloat threshold;             /* the largest float <= the threshold, so
                                  * that |v| > it is |v| > the threshold */
   guint n_bands;
@@ -35,10 +36,12 @@ typedef struct {
   guint n_allocated;
 } GcvCpuStats;
 
-/* Starts a frame of n_bands bands (the accumulators are kept between
- * frames, grown when a frame needs more). */
+/* Starts a frame of n_bands bands, `count` pixels of which are measured
+ * (the accumulators are kept between frames, grown when a frame needs
+ * more). */
 void gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
-    guint channels, guint width, guint height, gdouble threshold);
+    guint channels, guint width, guint height, guint64 count,
+    gdouble threshold);
 
 /* The accumulators of band `band`. */
 static inline GcvCpuStatsAcc *

@@ -89,6 +89,8 @@ cpu_plan_free (gpointer state)
       gcv_cpu_pool_get_n_workers (cp->engine->pool));
   gcv_cpu_setup_free (cp->setup);
   gcv_cpu_stats_clear (&cp->stats);
+  g_array_unref (cp->tasks);
+  gcv_region_split_clear (&cp->split);
   g_free (cp->options);
   g_free (cp->results);
   g_free (cp);
@@ -101,11 +103,51 @@ cpu_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
   cp->engine = engine;
   cp->options = g_new0 (GcvFrameOptions, plan->n_slots);
   cp->results = g_new0 (GcvFrameStats, plan->n_slots);
+  cp->tasks = g_array_new (FALSE, FALSE, sizeof (CpuTask));
+  gcv_region_split_init (&cp->split);
   if (!cpu_plan_set_filter (cp, plan, error)) {
     cpu_plan_free (cp);
     return NULL;
   }
   return cp;
+}
+
+/* The rectangles into bands of the set-up's height, as tasks. */
+static void
+add_tasks (CpuPlan * cp, const GArray * rects, gboolean copy)
+{
+  const guint band = cp->setup->band;
+
+  for (guint i = 0; i < rects->len; i++) {
+    const GcvRect *r = &g_array_index (rects, GcvRect, i);
+    for (guint y = r->y; y < (guint) (r->y + r->height); y += band) {
+      CpuTask t = { r->x, r->x + r->width, y,
+        MIN (y + band, (guint) (r->y + r->height)), copy
+      };
+      g_array_append_val (cp->tasks, t);
+    }
+  }
+}
+
+/* The frame's tasks: bands of the whole frame, or of the filtered area
+ * and of what is copied around it. Returns the pixels filtered. */
+static guint64
+plan_tasks (CpuPlan * cp, const GcvPlan * plan, const GcvFrameOptions * o)
+{
+  const guint w = plan->geometry.width, h = plan->geometry.height;
+
+  g_array_set_size (cp->tasks, 0);
+  if (!gcv_regions_restrict (o)) {
+    for (guint y = 0; y < h; y += cp->setup->band) {
+      CpuTask t = { 0, w, y, MIN (y + cp->setup->band, h), FALSE };
+      g_array_append_val (cp->tasks, t);
+    }
+    return (guint64) w * h;
+  }
+  gcv_region_split_run (&cp->split, o, w, h, plan->region_shift);
+  add_tasks (cp, cp->split.filtered, FALSE);
+  add_tasks (cp, cp->split.copied, TRUE);
+  return gcv_region_split_area (&cp->split);
 }
 
 static gboolean
@@ -115,16 +157,20 @@ cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
   CpuPlan *cp = state;
   const Setup *s = cp->setup;
   const GcvFrameOptions *o = &cp->options[slot];
-  Job job = { cp, plan, src, dst, o->statistics ? &cp->stats : NULL, FALSE };
+  const guint64 area = plan_tasks (cp, plan, o);
+  Job job = { cp, plan, src, dst, (const CpuTask *) cp->tasks->data,
+    o->statistics ? &cp->stats : NULL, FALSE
+  };
 
   /* per-frame statistics: each band's output rows as they are stored */
   if (job.stats)
-    gcv_cpu_stats_begin (&cp->stats, s->n_tasks,
+    gcv_cpu_stats_begin (&cp->stats, cp->tasks->len,
         gcv_filtered_channels (plan->geometry.in_format,
             plan->filter->filter_alpha), s->channels, plan->geometry.width,
-        plan->geometry.height, o->statistics_threshold);
+        plan->geometry.height, area, o->statistics_threshold);
   if (!g_atomic_int_get (&cp->engine->interrupted))
-    gcv_cpu_pool_run (cp->engine->pool, s->n_tasks, gcv_cpu_run_band, &job);
+    gcv_cpu_pool_run (cp->engine->pool, cp->tasks->len, gcv_cpu_run_band,
+        &job);
   else
     job.stopped = TRUE;
   if (job.stopped) {
@@ -178,4 +224,5 @@ const GcvBackend gcv_cpu_backend = {
   .set_frame_options = cpu_set_frame_options,
   .get_frame_stats = cpu_get_frame_stats,
   .engine_interrupt = cpu_engine_interrupt,
+  .regions = TRUE,
 };

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A frame's privacy regions (GcvFrameOptions) as the backends run them:
+ * the frame cut into rectangles that do not overlap, those filtered and
+ * those copied (gcv-regions.c). */
+#ifndef GCV_REGIONS_H
+#define GCV_REGIONS_H
+
+#include "gcv.h"
+
+G_BEGIN_DECLS
+
+/* Whether the options restrict filtering to part of the frame. */
+static inline gboolean
+gcv_regions_restrict (const GcvFrameOptions * options)
+{
+  return options && options->region_mode != GCV_REGIONS_ALL;
+}
+
+/* Checks a frame's region options; the message names what is wrong. */
+gboolean gcv_regions_check (const GcvFrameOptions * options, GError ** error);
+
+/* The width x height plane cut into rectangles that do not overlap:
+ * `filtered` (what the mode filters) and `copied` (the rest), which
+ * together cover the plane once. The regions are in frame pixels, the
+ * plane's samples `shift` times subsampled (1: NV12's and I420's chroma):
+ * a sample is in a region when a pixel it covers is. Rectangles one above
+ * another with the same columns are one. Its arrays are kept from frame to
+ * frame. */
+typedef struct {
+  GArray *filtered, *copied;    /* GcvRect */
+  GArray *boxes;                /* the regions clipped, in plane samples */
+  GArray *ys;                   /* the rows where a region starts or ends */
+  GArray *spans;                /* one band of rows: its columns covered */
+  GArray *open[2];              /* filtered, copied: indices of rectangles
+                                 * that reach the band, by column */
+  GArray *next;
+} GcvRegionSplit;
+
+void gcv_region_split_init (GcvRegionSplit * split);
+void gcv_region_split_clear (GcvRegionSplit * split);
+void gcv_region_split_run (GcvRegionSplit * split,
+    const GcvFrameOptions * options, guint width, guint height, guint shift);
+/* Samples of the filtered area. */
+guint64 gcv_region_split_area (const GcvRegionSplit * split);
+
+G_END_DECLS
+
+#endif /* GCV_REGIONS_H */
