@@ -77,6 +77,7 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
   GcvBackendKind backend;
+  GcvRegionMode region_mode;
   gint device_id;
   guint queue_depth;
   g_autofree gchar *tuning_file = NULL;
@@ -86,6 +87,7 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
   backend = self->backend;
   device_id = self->cuda_device_id;
   queue_depth = self->queue_depth;
+  region_mode = self->region_mode;
   tuning_file = g_strdup (self->tuning_file);
   self->settings_changed = TRUE;
   self->last_duration = GST_CLOCK_TIME_NONE;
@@ -101,6 +103,11 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
     return FALSE;
   }
 
+  /* the CUDA backend filters whole frames only, in this version */
+  if (backend == GCV_BACKEND_AUTO && region_mode != GCV_REGIONS_ALL) {
+    GST_INFO_OBJECT (self, "region-mode is not all: filtering on the CPU");
+    backend = GCV_BACKEND_CPU;
+  }
   if (backend == GCV_BACKEND_AUTO
       && !gcv_backend_available (GCV_BACKEND_CUDA, device_id, &error)) {
     if (!self->warned_fallback)

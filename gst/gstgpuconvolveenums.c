@@ -78,3 +78,18 @@ DEFINE_ENUM (gst_gpu_convolve_backend_get_type, "GstGpuConvolveBackend",
     {GCV_BACKEND_AUTO, "CUDA when a device is usable, else CPU", "auto"},
     {GCV_BACKEND_CUDA, "CUDA only", "cuda"},
     {GCV_BACKEND_CPU, "CPU only", "cpu"});
+
+DEFINE_ENUM (gst_gpu_convolve_region_mode_get_type, "GstGpuConvolveRegionMode",
+    {GCV_REGIONS_ALL, "The whole frame; regions are ignored", "all"},
+    {GCV_REGIONS_INSIDE, "Only inside the regions (redaction)", "inside"},
+    {GCV_REGIONS_OUTSIDE, "All but the regions", "outside"});
+
+DEFINE_ENUM (gst_gpu_convolve_region_source_get_type,
+    "GstGpuConvolveRegionSource",
+    {GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY, "The regions property",
+        "property"},
+    {GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META, "The buffer's "
+          "GstVideoRegionOfInterestMeta (of region-type, when set)",
+        "roi-meta"},
+    {GST_GPU_CONVOLVE_REGION_SOURCE_BOTH, "The property and the metas",
+        "both"});

@@ -24,6 +24,18 @@ GType gst_gpu_convolve_algorithm_get_type (void);
 #define GST_TYPE_GPU_CONVOLVE_BACKEND (gst_gpu_convolve_backend_get_type ())
 GType gst_gpu_convolve_backend_get_type (void);
 
+#define GST_TYPE_GPU_CONVOLVE_REGION_MODE (gst_gpu_convolve_region_mode_get_type ())
+GType gst_gpu_convolve_region_mode_get_type (void);
+
+/* Where a frame's privacy regions come from (the element's own enum). */
+typedef enum {
+  GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY,
+  GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META,
+  GST_GPU_CONVOLVE_REGION_SOURCE_BOTH,
+} GstGpuConvolveRegionSource;
+#define GST_TYPE_GPU_CONVOLVE_REGION_SOURCE (gst_gpu_convolve_region_source_get_type ())
+GType gst_gpu_convolve_region_source_get_type (void);
+
 G_END_DECLS
 
 #endif /* __GST_GPU_CONVOLVE_ENUMS_H__ */

@@ -31,6 +31,11 @@ struct _GstGpuConvolve
   guint queue_depth;
   gchar *tuning_file;
   GcvFrameOptions frame_options;        /* statistics and its threshold */
+  /* privacy regions (gstgpuconvolveregions.c) */
+  GArray *regions;              /* GcvRect: the regions property */
+  gint region_source;           /* GstGpuConvolveRegionSource */
+  gchar *region_type;           /* ROI metas' type taken, NULL: any */
+  GcvRegionMode region_mode;
   gboolean post_messages;
   gboolean settings_changed;    /* desc differs from the filter in use */
   gchar *active_algorithm;
@@ -51,6 +56,7 @@ struct _GstGpuConvolve
                                  * buffers could be had */
   gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
   gboolean warned_fallback;
+  GArray *frame_regions;        /* GcvRect: the frame being submitted's */
 };
 
 /* gstgpuconvolveproperties.c: the property table. install() from
@@ -67,6 +73,26 @@ void gst_gpu_convolve_set_property (GObject * object, guint prop_id,
 G_GNUC_INTERNAL
 void gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
+
+/* gstgpuconvolveregions.c: the region properties (ids from `first`, set
+ * and got under the object lock), and a frame's regions into its
+ * options. */
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_install (GObjectClass * gobject_class,
+    guint first);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_init (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_finalize (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_regions_set_property (GstGpuConvolve * self,
+    guint id, const GValue * value, GError ** error);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_get_property (GstGpuConvolve * self, guint id,
+    GValue * value);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self,
+    GstBuffer * inbuf, GcvFrameOptions * options);
 
 /* gstgpuconvolvefilter.c: the properties settled into the filter the plan
  * runs. refresh_filter() builds it when they changed (FALSE, with `error`,

@@ -44,6 +44,11 @@ enum
   PROP_STATISTICS,
   PROP_STATISTICS_THRESHOLD,
   PROP_POST_MESSAGES,
+  /* gstgpuconvolveregions.c's, in its order */
+  PROP_REGIONS,
+  PROP_REGION_SOURCE,
+  PROP_REGION_TYPE,
+  PROP_REGION_MODE,
 };
 
 /* No element spec: GObject would validate each value against it before the
@@ -113,11 +118,13 @@ gst_gpu_convolve_properties_init (GstGpuConvolve * self)
   self->cuda_device_id = -1;
   self->queue_depth = DEFAULT_QUEUE_DEPTH;
   self->settings_changed = TRUE;
+  gst_gpu_convolve_regions_init (self);
 }
 
 void
 gst_gpu_convolve_properties_finalize (GstGpuConvolve * self)
 {
+  gst_gpu_convolve_regions_finalize (self);
   g_array_unref (self->kernel);
   g_array_unref (self->row_kernel);
   g_array_unref (self->column_kernel);
@@ -242,6 +249,13 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
           break;
         case PROP_POST_MESSAGES:
           self->post_messages = g_value_get_boolean (value);
+          break;
+        case PROP_REGIONS:
+        case PROP_REGION_SOURCE:
+        case PROP_REGION_TYPE:
+        case PROP_REGION_MODE:
+          gst_gpu_convolve_regions_set_property (self,
+              prop_id - PROP_REGIONS, value, &error);
           break;
         default:
           G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -373,6 +387,13 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean (value, self->post_messages);
+      break;
+    case PROP_REGIONS:
+    case PROP_REGION_SOURCE:
+    case PROP_REGION_TYPE:
+    case PROP_REGION_MODE:
+      gst_gpu_convolve_regions_get_property (self, prop_id - PROP_REGIONS,
+          value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -724,4 +745,5 @@ gst_gpu_convolve_properties_install (GObjectClass * gobject_class)
       g_param_spec_boolean ("post-messages", "Post messages",
           "Post the statistics of each frame as an element message", FALSE,
           live));
+  gst_gpu_convolve_regions_install (gobject_class, PROP_REGIONS);
 }

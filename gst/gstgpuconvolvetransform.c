@@ -86,6 +86,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   /* the statistics asked for now hold for this frame */
   GST_OBJECT_LOCK (self);
   frame->options = self->frame_options;
+  gst_gpu_convolve_regions_for_frame (self, inbuf, &frame->options);
   frame->post_messages = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
