@@ -10,6 +10,7 @@
 #include "gcv.h"
 #include "gcv-interop.h"
 #include "dispatch/gcv-dispatch.h"
+#include "gcv-regions.h"
 
 G_BEGIN_DECLS
 
@@ -92,8 +93,10 @@ struct _GcvPlan {
   GcvTicket *slot_ticket;       /* the frame each slot holds */
   gboolean *slot_busy;          /* submitted, not yet waited for */
   gboolean *slot_stats;         /* the slot's frame asked for statistics */
-  guint region_shift;           /* a plane subsampled this many times
-                                 * (gcv_region_split_run()) */
+  /* a plane of a frame of several: its place in the frame's pixels, which
+   * regions are in (gcv_region_split_run()); frame_width 0: the plan's
+   * frame is its own */
+  GcvRegionPlane region_plane;
   const GcvBackend *kind;       /* what runs the frames: the engine's
                                  * backend, or gcv_planar_kind */
   gpointer state;               /* the kind's */

@@ -225,7 +225,9 @@ planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
                   error)))
         goto fail;
       /* regions are in the frame's pixels, two to a chroma sample */
-      p->planes[i]->region_shift = 1;
+      p->planes[i]->region_plane = (GcvRegionPlane) {
+        chroma.width, chroma.height, g->width, g->height, 1
+      };
     }
   }
   report (p, plan);

@@ -68,25 +68,28 @@ gcv_region_split_clear (GcvRegionSplit * split)
       g_clear_pointer (arrays[i], g_array_unref);
 }
 
-/* The region in plane samples, clipped; FALSE when nothing is left. A
- * subsampled plane's sample covers 1 << shift pixels a side: the region
- * takes every sample it touches. */
+/* The region clipped to the frame, in plane samples; FALSE when nothing
+ * is left. A subsampled plane's sample covers 1 << shift pixels a side:
+ * the region takes every sample it touches. */
 static gboolean
-clip (const GcvRect * r, guint width, guint height, guint shift, Box * b)
+clip (const GcvRect * r, const GcvRegionPlane * plane, Box * b)
 {
+  const guint shift = plane->shift;
   const gint64 unit = (gint64) 1 << shift;
   gint64 x0, y0, x1, y1;
 
   if (r->width <= 0 || r->height <= 0)
     return FALSE;
-  x0 = MAX (r->x, 0) >> shift;
-  y0 = MAX (r->y, 0) >> shift;
-  x1 = ((gint64) r->x + r->width + unit - 1) >> shift;
-  y1 = ((gint64) r->y + r->height + unit - 1) >> shift;
-  x1 = MIN (x1, (gint64) width);
-  y1 = MIN (y1, (gint64) height);
+  x0 = MAX (r->x, 0);
+  y0 = MAX (r->y, 0);
+  x1 = MIN ((gint64) r->x + r->width, (gint64) plane->frame_width);
+  y1 = MIN ((gint64) r->y + r->height, (gint64) plane->frame_height);
   if (x0 >= x1 || y0 >= y1)
     return FALSE;
+  x0 >>= shift;
+  y0 >>= shift;
+  x1 = MIN ((x1 + unit - 1) >> shift, (gint64) plane->width);
+  y1 = MIN ((y1 + unit - 1) >> shift, (gint64) plane->height);
   *b = (Box) { (guint) x0, (guint) x1, (guint) y0, (guint) y1 };
   return TRUE;
 }
@@ -153,8 +156,9 @@ add_band (GcvRegionSplit * split, guint which, const Span * spans,
 
 void
 gcv_region_split_run (GcvRegionSplit * split, const GcvFrameOptions * options,
-    guint width, guint height, guint shift)
+    const GcvRegionPlane * plane)
 {
+  const guint width = plane->width, height = plane->height;
   const gboolean inside = options->region_mode == GCV_REGIONS_INSIDE;
   GArray *covered = split->spans;
   Span *gaps;
@@ -170,7 +174,7 @@ gcv_region_split_run (GcvRegionSplit * split, const GcvFrameOptions * options,
   g_array_append_val (split->ys, height);
   for (guint i = 0; i < options->n_regions; i++) {
     Box b;
-    if (!clip (&options->regions[i], width, height, shift, &b))
+    if (!clip (&options->regions[i], plane, &b))
       continue;
     g_array_append_val (split->boxes, b);
     g_array_append_val (split->ys, b.y0);

@@ -19,13 +19,20 @@ gcv_regions_restrict (const GcvFrameOptions * options)
 /* Checks a frame's region options; the message names what is wrong. */
 gboolean gcv_regions_check (const GcvFrameOptions * options, GError ** error);
 
-/* The width x height plane cut into rectangles that do not overlap:
- * `filtered` (what the mode filters) and `copied` (the rest), which
- * together cover the plane once. The regions are in frame pixels, the
- * plane's samples `shift` times subsampled (1: NV12's and I420's chroma):
- * a sample is in a region when a pixel it covers is. Rectangles one above
- * another with the same columns are one. Its arrays are kept from frame to
- * frame. */
+/* A plane of a frame: its samples, and the frame's pixels, `shift` times
+ * more a side (1: NV12's and I420's chroma). Regions are in the frame's
+ * pixels, clipped to it; a sample is in a region when a pixel it covers
+ * is. */
+typedef struct {
+  guint width, height;
+  guint frame_width, frame_height;
+  guint shift;
+} GcvRegionPlane;
+
+/* A plane cut into rectangles that do not overlap: `filtered` (what the
+ * mode filters) and `copied` (the rest), which together cover the plane
+ * once. Rectangles one above another with the same columns are one. Its
+ * arrays are kept from frame to frame. */
 typedef struct {
   GArray *filtered, *copied;    /* GcvRect */
   GArray *boxes;                /* the regions clipped, in plane samples */
@@ -39,7 +46,7 @@ typedef struct {
 void gcv_region_split_init (GcvRegionSplit * split);
 void gcv_region_split_clear (GcvRegionSplit * split);
 void gcv_region_split_run (GcvRegionSplit * split,
-    const GcvFrameOptions * options, guint width, guint height, guint shift);
+    const GcvFrameOptions * options, const GcvRegionPlane * plane);
 /* Samples of the filtered area. */
 guint64 gcv_region_split_area (const GcvRegionSplit * split);
 

@@ -632,6 +632,15 @@ gdouble
 gcvt_check_frame (GstBuffer * out, RefFormat in_format, RefFormat out_format,
     const RefImage * in, const RefParams * p, const gchar * what)
 {
+  return gcvt_check_frame_masked (out, in_format, out_format, in, p, NULL,
+      what);
+}
+
+gdouble
+gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gboolean * filtered, const gchar * what)
+{
   const RefFormatInfo *oi = ref_format_info (out_format);
   const guint w = in->width, h = in->height;
   /* output units per input unit */
@@ -660,7 +669,18 @@ gcvt_check_frame (GstBuffer * out, RefFormat in_format, RefFormat out_format,
       for (guint c = 0; c < oi->channels; c++) {
         gdouble e = ref_pixel (ref, x, y)[c], got, expect, allowed;
         total++;
-        if (oi->is_float) {
+        if (filtered && !filtered[y * w + x]) {
+          /* outside the filtered area: the input, exactly */
+          if (oi->is_float) {
+            gfloat f;
+            memcpy (&f, row + 4 * x, 4);
+            got = f;
+          } else {
+            got = row[oi->pixel_bytes * x + c];
+          }
+          expect = ref_pixel (in, x, y)[c];
+          allowed = 0.0;
+        } else if (oi->is_float) {
           gfloat f;
           memcpy (&f, row + 4 * x, 4);
           got = f;

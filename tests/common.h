@@ -151,6 +151,11 @@ void gcvt_assert_frame (GstBuffer * out, RefFormat in_format,
 gdouble gcvt_check_frame (GstBuffer * out, RefFormat in_format,
     RefFormat out_format, const RefImage * in, const RefParams * p,
     const gchar * what);
+/* The same where only the samples with filtered[y * width + x] are
+ * filtered (NULL: all), the others the input exactly. */
+gdouble gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gboolean * filtered, const gchar * what);
 /* One frame through an element whose properties are set: harness, caps,
  * buffer, check, teardown. */
 void gcvt_run_and_check (GstElement * element, RefFormat in_format,

@@ -641,6 +641,25 @@ ref_stats (const RefImage * img, guint c, gdouble unit, gdouble threshold,
     }
 }
 
+gboolean
+ref_region_filtered (const gint * rects, guint n, guint mode, guint frame_w,
+    guint frame_h, guint sub, guint x, guint y)
+{
+  gboolean in = FALSE;
+
+  if (mode == 0)
+    return TRUE;
+  for (guint py = y * sub; py < (y + 1) * sub && py < frame_h; py++)
+    for (guint px = x * sub; px < (x + 1) * sub && px < frame_w; px++)
+      for (guint i = 0; i < n; i++) {
+        const gint *r = rects + 4 * i;
+        if ((gint64) px >= r[0] && (gint64) px < (gint64) r[0] + r[2]
+            && (gint64) py >= r[1] && (gint64) py < (gint64) r[1] + r[3])
+          in = TRUE;
+      }
+  return mode == 1 ? in : !in;
+}
+
 guint8
 ref_to_u8 (gdouble v)
 {

@@ -186,6 +186,15 @@ typedef struct {
 void ref_stats (const RefImage * img, guint c, gdouble unit,
     gdouble threshold, gdouble tol, RefStats * s);
 
+/* Privacy regions (docs/regions.md): whether sample (x, y) of a plane is
+ * filtered, the plane's samples each covering `sub` x `sub` pixels of a
+ * frame_w x frame_h frame (1, or 2 for 4:2:0 chroma), for n regions
+ * rects[4 * i ..] = x, y, width, height in frame pixels and a mode: 0 all,
+ * 1 inside (a sample one of whose pixels in the frame is in a region), 2
+ * outside (the others). */
+gboolean ref_region_filtered (const gint * rects, guint n, guint mode,
+    guint frame_w, guint frame_h, guint sub, guint x, guint y);
+
 /* Round to nearest, ties to even, saturate to [0, 255]; NaN gives 0. */
 guint8 ref_to_u8 (gdouble v);
 

@@ -144,7 +144,10 @@ plan_tasks (CpuPlan * cp, const GcvPlan * plan, const GcvFrameOptions * o)
     }
     return (guint64) w * h;
   }
-  gcv_region_split_run (&cp->split, o, w, h, plan->region_shift);
+  if (plan->region_plane.frame_width)
+    gcv_region_split_run (&cp->split, o, &plan->region_plane);
+  else
+    gcv_region_split_run (&cp->split, o, &(GcvRegionPlane) { w, h, w, h, 0 });
   add_tasks (cp, cp->split.filtered, FALSE);
   add_tasks (cp, cp->split.copied, TRUE);
   return gcv_region_split_area (&cp->split);
