@@ -301,7 +301,7 @@ typedef enum {
 } GcvRegionMode;
 
 /* Regions a frame may name at most. */
-#define GCV_MAX_REGIONS 1024
+#define GCV_MAX_REGIONS 256
 
 /* What one frame asks for beyond the plan's filter. */
 typedef struct {
