@@ -115,6 +115,9 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
 {
   GcvFilter *old = plan->filter;
   GcvFamily old_requested = plan->requested;
+  /* the record of what keeps running, should the backend refuse after
+   * writing the new one */
+  const GcvChoice old_choice = plan->choice;
   gchar *old_description;
 
   if (family == plan->requested && gcv_filter_equal (filter, plan->filter))
@@ -127,6 +130,7 @@ gcv_plan_set_filter (GcvPlan * plan, const GcvFilter * filter,
     gcv_filter_free (plan->filter);
     plan->filter = old;
     plan->requested = old_requested;
+    plan->choice = old_choice;
     return FALSE;
   }
   gcv_filter_free (old);
@@ -138,6 +142,7 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
 {
   GcvVariant v;
   gchar *old = plan->forced_variant, *old_description;
+  const GcvChoice old_choice = plan->choice;
 
   if (variant && !gcv_variant_parse (variant, &v, error))
     return FALSE;
@@ -147,6 +152,7 @@ gcv_plan_set_variant (GcvPlan * plan, const gchar * variant, GError ** error)
           plan->kind->plan_set_filter (plan->state, plan, error))) {
     g_free (plan->forced_variant);
     plan->forced_variant = old;
+    plan->choice = old_choice;
     return FALSE;
   }
   g_free (old);

@@ -92,6 +92,7 @@ plane_set_filter (GcvPlan * plane, const GcvFilter * filter,
   GcvFilter *old = plane->filter;
   GcvFamily old_family = plane->requested;
   gchar *old_variant = plane->forced_variant;
+  const GcvChoice old_choice = plane->choice;
 
   if (family == old_family && g_strcmp0 (variant, old_variant) == 0
       && gcv_filter_equal (filter, old))
@@ -105,6 +106,7 @@ plane_set_filter (GcvPlan * plane, const GcvFilter * filter,
     plane->filter = old;
     plane->requested = old_family;
     plane->forced_variant = old_variant;
+    plane->choice = old_choice;
     return FALSE;
   }
   gcv_filter_free (old);
