@@ -29,6 +29,20 @@ gcv_backend_available (GcvBackendKind kind, gint device_id, GError ** error)
   return b->available (device_id, error);
 }
 
+gboolean
+gcv_backend_takes_format (GcvBackendKind kind, GcvFormat format)
+{
+  const GcvBackend *b;
+
+  if (format > GCV_FORMAT_P010_10LE)
+    return FALSE;
+  if (kind == GCV_BACKEND_AUTO)
+    return gcv_backend_takes_format (GCV_BACKEND_CUDA, format)
+        || gcv_backend_takes_format (GCV_BACKEND_CPU, format);
+  b = backend_for (kind);
+  return b && (!b->takes_format || b->takes_format (format));
+}
+
 static GcvEngine *
 engine_new (const GcvBackend * b, gint device_id, gpointer context,
     GError ** error)
