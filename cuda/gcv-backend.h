@@ -65,10 +65,6 @@ typedef struct {
       GcvFrameStats * stats);
   /* optional: gcv_engine_interrupt(), from any thread */
   void (*engine_interrupt) (gpointer engine, gboolean on);
-  /* optional: whether frames of a (public) format can be filtered, in or
-   * out; without it, all. gcv_plan_new() refuses the others, naming them,
-   * before the backend allocates anything. */
-  gboolean (*takes_format) (GcvFormat format);
 } GcvBackend;
 
 extern const GcvBackend gcv_cpu_backend;

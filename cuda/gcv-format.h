@@ -13,6 +13,8 @@ G_BEGIN_DECLS
  * 10-bit value in their high bits. Internal: not in the public enum, and
  * never a geometry's format outside gcv-planar.c. */
 #define GCV_FORMAT_P010_PLANE ((GcvFormat) 0x100)
+/* The last public format. */
+#define GCV_FORMAT_LAST GCV_FORMAT_P010_10LE
 
 /* NV12, I420 and P010_10LE: frames of several planes, filtered plane by
  * plane (gcv-planar.c); the backends see one-plane formats only. */

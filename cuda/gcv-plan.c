@@ -47,10 +47,10 @@ check_geometry (const GcvGeometry * g, GError ** error)
         GCV_MAX_FRAME_SIZE, GCV_MAX_FRAME_SIZE);
     return FALSE;
   }
-  if (g->in_format > GCV_FORMAT_P010_10LE
-      || g->out_format > GCV_FORMAT_P010_10LE) {
+  if (g->in_format > GCV_FORMAT_LAST
+      || g->out_format > GCV_FORMAT_LAST) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "unknown format %d",
-        (gint) (g->in_format > GCV_FORMAT_P010_10LE ? g->in_format :
+        (gint) (g->in_format > GCV_FORMAT_LAST ? g->in_format :
             g->out_format));
     return FALSE;
   }
@@ -70,19 +70,15 @@ static gboolean
 check_backend_formats (GcvEngine * engine, const GcvGeometry * g,
     GError ** error)
 {
-  const GcvBackend *b = engine->backend;
-  GcvFormat bad;
+  const GcvBackendKind kind = gcv_engine_get_backend (engine);
+  const GcvFormat bad = gcv_backend_takes_format (kind, g->in_format) ?
+      g->out_format : g->in_format;
 
-  if (!b->takes_format || b->takes_format (g->in_format))
-    bad = g->out_format;
-  else
-    bad = g->in_format;
-  if (!b->takes_format || b->takes_format (bad))
+  if (gcv_backend_takes_format (kind, bad))
     return TRUE;
   g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "%s is not supported "
       "by the %s backend in this version (use the CPU backend)",
-      gcv_format_name (bad), gcv_engine_get_backend (engine)
-      == GCV_BACKEND_CUDA ? "CUDA" : b->name);
+      gcv_format_name (bad), kind == GCV_BACKEND_CUDA ? "CUDA" : "CPU");
   return FALSE;
 }
 

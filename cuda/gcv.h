@@ -211,9 +211,10 @@ typedef struct _GcvPlan GcvPlan;
 /* Whether a backend can run here (CUDA: a usable device with that id). */
 GCV_API gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
     GError ** error);
-/* Whether a backend filters frames of `format` (in or out): the CUDA
- * backend does not take GRAY16_LE, RGB, BGR and P010_10LE in this version,
- * nor anything where it is not built; auto: whether one of them does. */
+/* Whether a backend filters frames of `format` (in or out), whether or not
+ * it can run here (gcv_backend_available()): the CUDA backend does not take
+ * GRAY16_LE, RGB, BGR and P010_10LE in this version; the CPU backend takes
+ * every format, and so does auto (on the CPU where CUDA does not). */
 GCV_API gboolean gcv_backend_takes_format (GcvBackendKind kind,
     GcvFormat format);
 GCV_API GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,

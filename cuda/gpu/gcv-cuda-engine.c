@@ -98,14 +98,6 @@ cuda_host_free (gpointer engine, gpointer mem)
   gcv_pinned_free (mem);
 }
 
-/* The kernels have 8-bit and float samples of one or four channels: no
- * GRAY16_LE, RGB, BGR or P010_10LE yet (the CPU backend takes those). */
-static gboolean
-cuda_takes_format (GcvFormat format)
-{
-  return format <= GCV_FORMAT_I420;
-}
-
 static const GcvBackend cuda_backend = {
   .name = "cuda",
   .available = gcv_cuda_available,
@@ -125,7 +117,6 @@ static const GcvBackend cuda_backend = {
   .host_free = cuda_host_free,
   .set_frame_options = gcv_cuda_set_frame_options,
   .get_frame_stats = gcv_cuda_get_frame_stats,
-  .takes_format = cuda_takes_format,
 };
 
 const GcvBackend *
