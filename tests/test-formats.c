@@ -10,6 +10,7 @@
 
 #include "gcv.h"
 
+#include <gst/video/video.h>
 #include <math.h>
 #include <string.h>
 
@@ -750,6 +751,134 @@ GST_START_TEST (test_cuda_refuses)
 
 GST_END_TEST;
 
+/* --- the element ---------------------------------------------------------- */
+
+/* One frame of `in` through the element to `out`, in system memory with
+ * GStreamer's default layout, against the reference (the first plane). */
+static void
+check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
+{
+  const guint ch = channels_of (in);
+  const gdouble unit = max_of (out) / max_of (in);
+  /* GRAY32F has no GstVideoFormat: its rows are those of GRAY16_LE of
+   * twice the width */
+  const gboolean in_float = in == GCV_FORMAT_GRAY32F;
+  const GstVideoFormat vin = in_float ? GST_VIDEO_FORMAT_GRAY16_LE :
+      gst_video_format_from_string (gcv_format_name (in));
+  RefImage *img = random_image (r, in, w, h, ch), *ref;
+  RefParams p;
+  GcvFilterDesc d;
+  gfloat *taps;
+  RefKernel *k = random_params (r, in, REF_BORDER_REFLECT101, FALSE, &p, &d,
+      &taps);
+  GstElement *e = gcvt_element_new ();
+  GstHarness *h_;
+  GstVideoInfo info;
+  GstVideoFrame frame;
+  GstBuffer *buf, *outbuf;
+  GstMapInfo map;
+  gchar *in_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+      "height=%u,framerate=30/1", gcv_format_name (in), w, h);
+  gchar *out_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+      "height=%u,framerate=30/1", gcv_format_name (out), w, h);
+  gchar *what = describe (in, out, w, h, 0, &p, FALSE);
+  gsize out_stride = (gsize) w * gcv_format_pixel_size (out);
+
+  gcvt_set_params (e, &p);
+  h_ = gcvt_harness_new (e);
+  gst_harness_set_caps_str (h_, in_caps, out_caps);
+  gst_video_info_set_format (&info, vin, in_float ? 2 * w : w, h);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+            + x * gcv_format_pixel_size (in) + c * sample_bytes (in), in,
+            ref_pixel (img, x, y)[c]);
+  /* P010's chroma: mid-grey */
+  for (guint i = 1; i < GST_VIDEO_FRAME_N_PLANES (&frame); i++)
+    for (guint y = 0; y < (guint) GST_VIDEO_FRAME_COMP_HEIGHT (&frame, 1);
+        y++)
+      for (guint x = 0; x < 2 * (guint) GST_VIDEO_FRAME_COMP_WIDTH (&frame,
+              1); x++)
+        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, i)
+            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i) + x * 2, in, 512);
+  gst_video_frame_unmap (&frame);
+  outbuf = gcvt_process (h_, buf);
+  fail_unless (outbuf != NULL, "%s: no output", what);
+  if (out != GCV_FORMAT_GRAY32F) {
+    GstVideoInfo oi;
+    gst_video_info_set_format (&oi, gst_video_format_from_string
+        (gcv_format_name (out)), w, h);
+    out_stride = GST_VIDEO_INFO_PLANE_STRIDE (&oi, 0);
+  }
+  fail_unless (gst_buffer_map (outbuf, &map, GST_MAP_READ));
+  ref = ref_filter (img, &p);
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        check_value (get_sample (map.data + y * out_stride
+                + x * gcv_format_pixel_size (out) + c * sample_bytes (out),
+                out), ref_pixel (ref, x, y)[c] * unit, out, &p,
+            largest_input (img, &p), unit, what, x, y, c);
+  gst_buffer_unmap (outbuf, &map);
+  gst_buffer_unref (outbuf);
+  gst_harness_teardown (h_);
+  gcvt_element_unref (e);
+  ref_image_free (ref);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_free (taps);
+  g_free (in_caps);
+  g_free (out_caps);
+  g_free (what);
+}
+
+/* The new formats and their conversions negotiate through the element and
+ * come out as the engine computes them. */
+GST_START_TEST (test_element_formats)
+{
+  static const struct
+  {
+    GcvFormat in, out;
+  } cases[] = {
+    {GCV_FORMAT_RGB, GCV_FORMAT_RGB},
+    {GCV_FORMAT_BGR, GCV_FORMAT_BGR},
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY32F},
+    {GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY32F},
+  };
+  GRand *r = ref_rand_new ("element_formats");
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    check_element (r, cases[c].in, cases[c].out, 37, 23);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* A pair the engine does not convert is not negotiated. */
+GST_START_TEST (test_element_refuses_pair)
+{
+  GstElement *e = gcvt_element_new ();
+  GstHarness *h = gcvt_harness_new (e);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 16 * 8 * 3, NULL);
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=P010_10LE,width=16,height=8,framerate=30/1");
+  gst_harness_set_sink_caps_str (h,
+      "video/x-raw,format=GRAY8,width=16,height=8,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 formats_suite (void)
 {
@@ -766,6 +895,8 @@ formats_suite (void)
   GCVT_ADD_TEST_IF (tc, test_gray16_saturation, cpu, why);
   GCVT_ADD_LOOP_TEST_IF (tc, test_p010, 0, 4, cpu, why);
   GCVT_ADD_TEST_IF (tc, test_statistics, cpu, why);
+  GCVT_ADD_TEST_IF (tc, test_element_formats, cpu, why);
+  tcase_add_test (tc, test_element_refuses_pair);
   tcase_add_test (tc, test_backend_takes_format);
   tcase_add_test (tc, test_refused_pairs);
   GCVT_ADD_TEST_IF (tc, test_cuda_refuses,
