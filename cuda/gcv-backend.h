@@ -14,10 +14,11 @@
 
 G_BEGIN_DECLS
 
-/* GRAY8 frames that are one channel of interleaved samples (NV12's U or
- * V): bytes from a sample to the next in a row, of the input and the
- * output; 0 or 1 when packed. Host frames reach the backends packed
- * (gcv-planar.c); only device frames come with a step. */
+/* One-plane frames that are one channel of interleaved samples (NV12's
+ * or P010's U or V): bytes from a sample to the next in a row, of the
+ * input and the output; 0 or the sample's size when packed. Host frames
+ * reach the backends packed (gcv-planar.c); only device frames (NV12's,
+ * on CUDA) come with a step. */
 typedef struct {
   guint src, dst;
 } GcvSteps;
@@ -71,7 +72,8 @@ typedef struct {
 
 extern const GcvBackend gcv_cpu_backend;
 extern const GcvBackend *gcv_cuda_backend_get (void);  /* NULL: not built */
-/* NV12 and I420 (gcv-planar.c): no engine of its own, plan functions only */
+/* NV12, I420 and P010_10LE (gcv-planar.c): no engine of its own, plan
+ * functions only */
 extern const GcvBackend gcv_planar_kind;
 
 struct _GcvEngine {

@@ -29,6 +29,17 @@ gcv_backend_available (GcvBackendKind kind, gint device_id, GError ** error)
   return b->available (device_id, error);
 }
 
+/* The CUDA backend's kernels have 8-bit and float samples of one or four
+ * channels: no GRAY16_LE, RGB, BGR or P010_10LE yet. gcv_plan_new()
+ * refuses those on a CUDA engine before anything is allocated. */
+gboolean
+gcv_backend_takes_format (GcvBackendKind kind, GcvFormat format)
+{
+  if (format > GCV_FORMAT_LAST)
+    return FALSE;
+  return kind != GCV_BACKEND_CUDA || format <= GCV_FORMAT_I420;
+}
+
 static GcvEngine *
 engine_new (const GcvBackend * b, gint device_id, gpointer context,
     GError ** error)

@@ -20,6 +20,7 @@ static const gchar *const family_nicks[] = {
 
 static const gchar *const format_names[] = {
   "RGBA", "BGRA", "RGBx", "BGRx", "GRAY8", "GRAY32F", "NV12", "I420",
+  "GRAY16_LE", "RGB", "BGR", "P010_10LE",
 };
 
 const gchar *
@@ -44,6 +45,8 @@ gcv_family_nick (GcvFamily family)
 const gchar *
 gcv_format_name (GcvFormat format)
 {
+  if (format == GCV_FORMAT_P010_PLANE)
+    return "P010_10LE plane";
   return format < G_N_ELEMENTS (format_names) ? format_names[format] : "?";
 }
 
@@ -61,7 +64,21 @@ gcv_format_from_name (const gchar * name, GcvFormat * format)
 guint
 gcv_format_pixel_size (GcvFormat format)
 {
-  return format == GCV_FORMAT_GRAY8 || gcv_format_is_planar (format) ? 1 : 4;
+  switch ((guint) format) {
+    case GCV_FORMAT_GRAY8:
+    case GCV_FORMAT_NV12:
+    case GCV_FORMAT_I420:
+      return 1;
+    case GCV_FORMAT_GRAY16_LE:
+    case GCV_FORMAT_P010_10LE:
+    case GCV_FORMAT_P010_PLANE:
+      return 2;
+    case GCV_FORMAT_RGB:
+    case GCV_FORMAT_BGR:
+      return 3;
+    default:
+      return 4;
+  }
 }
 
 gboolean

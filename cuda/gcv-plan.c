@@ -40,13 +40,6 @@ description_end (GcvPlan * plan, gchar * old, gboolean ok)
 static gboolean
 check_geometry (const GcvGeometry * g, GError ** error)
 {
-  gboolean gray_out = g->out_format == GCV_FORMAT_GRAY8
-      || g->out_format == GCV_FORMAT_GRAY32F;
-  /* GRAY8 and GRAY32F into each other; NV12 and I420 into their luma */
-  gboolean gray_pair = gray_out && (g->in_format == GCV_FORMAT_GRAY8
-      || g->in_format == GCV_FORMAT_GRAY32F
-      || gcv_format_is_planar (g->in_format));
-
   if (g->width < 1 || g->height < 1 || g->width > GCV_MAX_FRAME_SIZE
       || g->height > GCV_MAX_FRAME_SIZE) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
@@ -54,13 +47,39 @@ check_geometry (const GcvGeometry * g, GError ** error)
         GCV_MAX_FRAME_SIZE, GCV_MAX_FRAME_SIZE);
     return FALSE;
   }
-  if (g->in_format != g->out_format && !gray_pair) {
+  if (g->in_format > GCV_FORMAT_LAST
+      || g->out_format > GCV_FORMAT_LAST) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "unknown format %d",
+        (gint) (g->in_format > GCV_FORMAT_LAST ? g->in_format :
+            g->out_format));
+    return FALSE;
+  }
+  if (!gcv_format_converts_to (g->in_format, g->out_format)) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
         "cannot convert %s to %s", gcv_format_name (g->in_format),
         gcv_format_name (g->out_format));
     return FALSE;
   }
   return TRUE;
+}
+
+/* Before anything is allocated: a backend that does not take a format
+ * (the CUDA backend's kernels have no 16-bit, RGB or BGR samples yet) says
+ * so by name. */
+static gboolean
+check_backend_formats (GcvEngine * engine, const GcvGeometry * g,
+    GError ** error)
+{
+  const GcvBackendKind kind = gcv_engine_get_backend (engine);
+  const GcvFormat bad = gcv_backend_takes_format (kind, g->in_format) ?
+      g->out_format : g->in_format;
+
+  if (gcv_backend_takes_format (kind, bad))
+    return TRUE;
+  g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "%s is not supported "
+      "by the %s backend in this version (use the CPU backend)",
+      gcv_format_name (bad), kind == GCV_BACKEND_CUDA ? "CUDA" : "CPU");
+  return FALSE;
 }
 
 static void
@@ -84,7 +103,8 @@ gcv_plan_new (GcvEngine * engine, const GcvGeometry * geometry,
   gchar *old_description;
 
   g_return_val_if_fail (engine && geometry && filter, NULL);
-  if (!check_geometry (geometry, error))
+  if (!check_geometry (geometry, error)
+      || !check_backend_formats (engine, geometry, error))
     return NULL;
   plan = g_new0 (GcvPlan, 1);
   plan->engine = engine;
@@ -195,8 +215,9 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
   if (gcv_format_chroma_size (format, g->width, g->height, &cw, &ch)) {
     /* NV12: one plane of U and V pairs; I420: U, then V */
     if (!check_plane (img->chroma[0], img->chroma_stride[0],
-            format == GCV_FORMAT_NV12 ? 2 * (gsize) cw : cw, what,
-            format == GCV_FORMAT_NV12 ? "UV plane " : "U plane ", error)
+            format == GCV_FORMAT_I420 ? cw : 2 * (gsize) cw
+            * gcv_format_pixel_size (format), what,
+            format == GCV_FORMAT_I420 ? "U plane " : "UV plane ", error)
         || (format == GCV_FORMAT_I420 && !check_plane (img->chroma[1],
                 img->chroma_stride[1], cw, what, "V plane ", error)))
       return FALSE;

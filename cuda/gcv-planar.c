@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NV12 and I420 frames: a plan kind (GcvBackend, gcv-backend.h) that runs
- * each plane of a frame as a GRAY8 frame through the engine's backend.
+/* NV12, I420 and P010_10LE frames: a plan kind (GcvBackend,
+ * gcv-backend.h) that runs each plane of a frame as a frame of one plane
+ * through the engine's backend: GRAY8, or for P010_10LE the internal
+ * GCV_FORMAT_P010_PLANE (16-bit samples, 10 bits high; gcv-format.h).
  *
- * Y goes through a plane of the frame's size, to GRAY8 or GRAY32F. Where
- * the output is NV12 or I420 too, U and V each go through a plane of the
+ * Y goes through a plane of the frame's size, to GRAY8 or GRAY32F (P010:
+ * GRAY16_LE or GRAY32F). Where the output is the frame's format too, U and V each go through a plane of the
  * chroma size, with the filter (planes=all) or the 1x1 identity
- * (planes=luma: a copy). NV12's U and V are interleaved in one plane; each
- * is read and written two bytes apart (a sample step of 2), so the two
+ * (planes=luma: a copy). NV12's and P010's U and V are interleaved in one
+ * plane; each is read and written two samples apart (a sample step of 2
+ * or 4 bytes), so the two
  * planes fill alternate bytes of the same rows: device frames reach the
  * backend with the step, host frames packed here. The planes of a frame
  * run in the frame's slot, and the frame is done when all of them are.
@@ -177,6 +180,14 @@ report (Planar * p, GcvPlan * plan)
 
 /* --- the plan kind ------------------------------------------------------- */
 
+/* The one-plane format each plane of a frame runs as. */
+static GcvFormat
+plane_format_of (GcvFormat format)
+{
+  return format == GCV_FORMAT_P010_10LE ? GCV_FORMAT_P010_PLANE :
+      GCV_FORMAT_GRAY8;
+}
+
 static void
 planar_plan_free (gpointer state)
 {
@@ -199,9 +210,8 @@ planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   Planar *p = g_new0 (Planar, 1);
-  GcvGeometry luma = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, g->width,
-    g->height
-  };
+  const GcvFormat plane_format = plane_format_of (g->in_format);
+  GcvGeometry luma = { plane_format, plane_format, g->width, g->height };
   GcvFilterDesc desc;
 
   gcv_filter_desc_init (&desc);
@@ -216,7 +226,7 @@ planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
   if (!p->planes[0])
     goto fail;
   if (gcv_format_is_planar (g->out_format)) {
-    GcvGeometry chroma = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8 };
+    GcvGeometry chroma = { plane_format, plane_format };
     gcv_format_chroma_size (g->in_format, g->width, g->height, &chroma.width,
         &chroma.height);
     for (guint i = 1; i < N_PLANES; i++) {
@@ -252,8 +262,8 @@ planar_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
   return TRUE;
 }
 
-/* Plane i (0: Y, 1: U, 2: V) of a frame, as a GRAY8 image with the step
- * between its samples. */
+/* Plane i (0: Y, 1: U, 2: V) of a frame, as a one-plane image with the
+ * step between its samples in bytes (0: packed). */
 static GcvImage
 plane_of (const GcvImage * img, GcvFormat format, guint i, guint * step)
 {
@@ -262,10 +272,12 @@ plane_of (const GcvImage * img, GcvFormat format, guint i, guint * step)
   *step = 0;
   if (i == 0)
     return plane;
-  if (format == GCV_FORMAT_NV12) {
-    plane.data = (guint8 *) img->chroma[0] + (i - 1);
+  if (format != GCV_FORMAT_I420) {
+    /* NV12, P010_10LE: U and V in turn, a sample each */
+    const guint px = gcv_format_pixel_size (format);
+    plane.data = (guint8 *) img->chroma[0] + (i - 1) * px;
     plane.stride = img->chroma_stride[0];
-    *step = 2;
+    *step = 2 * px;
   } else {
     plane.data = img->chroma[i - 1];
     plane.stride = img->chroma_stride[i - 1];
@@ -290,17 +302,17 @@ ensure_host (GcvEngine * engine, guint8 ** buf, gsize * size, gsize need,
   return TRUE;
 }
 
-/* Samples `step` bytes apart to or from packed rows. */
+/* Samples of `px` bytes, `step` bytes apart, to or from packed rows. */
 static void
 copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
-    const guint8 * src, gsize src_stride, guint src_step, guint width,
-    guint height)
+    const guint8 * src, gsize src_stride, guint src_step, guint px,
+    guint width, guint height)
 {
   for (guint y = 0; y < height; y++) {
     const guint8 *s = src + y * src_stride;
     guint8 *d = dst + y * dst_stride;
     for (guint x = 0; x < width; x++)
-      d[(gsize) x * dst_step] = s[(gsize) x * src_step];
+      memcpy (d + (gsize) x * dst_step, s + (gsize) x * src_step, px);
   }
 }
 
@@ -311,25 +323,26 @@ static gboolean
 pack_steps (Planar * p, const GcvGeometry * g, StepBuffers * b,
     GcvImage * src, GcvImage * dst, GcvSteps * steps, GError ** error)
 {
-  gsize need = (gsize) g->width * g->height;
+  const guint px = gcv_format_pixel_size (g->in_format);
+  const gsize row = (gsize) g->width * px, need = row * g->height;
 
   b->out_pending = FALSE;
-  if (steps->src > 1 && !src->on_device) {
+  if (steps->src > px && !src->on_device) {
     if (!ensure_host (p->engine, &b->in, &b->in_size, need, error))
       return FALSE;
-    copy_samples (b->in, g->width, 1, src->data, src->stride, steps->src,
+    copy_samples (b->in, row, px, src->data, src->stride, steps->src, px,
         g->width, g->height);
     src->data = b->in;
-    src->stride = g->width;
+    src->stride = row;
     steps->src = 0;
   }
-  if (steps->dst > 1 && !dst->on_device) {
+  if (steps->dst > px && !dst->on_device) {
     if (!ensure_host (p->engine, &b->out, &b->out_size, need, error))
       return FALSE;
     b->unpacked_out = *dst;
     b->out_step = steps->dst;
     dst->data = b->out;
-    dst->stride = g->width;
+    dst->stride = row;
     steps->dst = 0;
     b->out_pending = TRUE;
   }
@@ -351,8 +364,10 @@ wait_planes (Planar * p, guint slot, GError ** error)
       ok = FALSE;
     } else if (b->out_pending) {
       const GcvGeometry *g = &plane->geometry;
+      const guint px = gcv_format_pixel_size (g->out_format);
       copy_samples (b->unpacked_out.data, b->unpacked_out.stride,
-          b->out_step, b->out, g->width, 1, g->width, g->height);
+          b->out_step, b->out, (gsize) g->width * px, px, px, g->width,
+          g->height);
     }
     b->out_pending = FALSE;
   }

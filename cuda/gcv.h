@@ -39,9 +39,14 @@ typedef enum {
   GCV_FORMAT_GRAY32F,
   GCV_FORMAT_NV12,              /* Y plane, then interleaved UV at half size */
   GCV_FORMAT_I420,              /* Y, U and V planes, U and V at half size */
+  GCV_FORMAT_GRAY16_LE,         /* 16-bit little-endian grey */
+  GCV_FORMAT_RGB,               /* 3 bytes a pixel, no alpha */
+  GCV_FORMAT_BGR,
+  GCV_FORMAT_P010_10LE,         /* as NV12, 16-bit little-endian samples
+                                 * holding 10 bits in their high bits */
 } GcvFormat;
 
-/* NV12 and I420: which planes are filtered. */
+/* NV12, I420 and P010_10LE: which planes are filtered. */
 typedef enum {
   GCV_PLANES_LUMA,              /* Y filtered, chroma copied */
   GCV_PLANES_ALL,               /* U and V filtered too, at their own size */
@@ -174,9 +179,11 @@ GCV_API const gchar *gcv_border_nick (GcvBorder border);
 GCV_API const gchar *gcv_family_nick (GcvFamily family);
 GCV_API const gchar *gcv_format_name (GcvFormat format);
 GCV_API gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
-/* Bytes per pixel (1, 4); GRAY32F is 4; NV12 and I420: of the Y plane (1). */
+/* Bytes per pixel (1 to 4); GRAY32F is 4; NV12, I420 and P010_10LE: of
+ * the Y plane (1, 1 and 2). */
 GCV_API guint gcv_format_pixel_size (GcvFormat format);
-/* NV12 and I420: TRUE, with the chroma planes' size (half, rounded up). */
+/* NV12, I420 and P010_10LE: TRUE, with the chroma planes' size (half,
+ * rounded up). */
 GCV_API gboolean gcv_format_chroma_size (GcvFormat format, guint width,
     guint height, guint * chroma_width, guint * chroma_height);
 
@@ -186,14 +193,14 @@ typedef struct {
 } GcvGeometry;
 
 /* A frame: data points to the first byte of the first row (of the Y plane
- * for NV12 and I420). */
+ * for NV12, I420 and P010_10LE). */
 typedef struct {
   gpointer data;
   gsize stride;                 /* bytes between rows, >= width * pixel size */
   gboolean on_device;           /* device pointers (CUDA backend only) */
-  /* NV12: chroma[0] is the interleaved UV plane; I420: chroma[0] is U and
-   * chroma[1] is V. Each has gcv_format_chroma_size() samples (pairs for
-   * NV12's UV), rows chroma_stride[] bytes apart. */
+  /* NV12 and P010_10LE: chroma[0] is the interleaved UV plane; I420:
+   * chroma[0] is U and chroma[1] is V. Each has gcv_format_chroma_size()
+   * samples (pairs for the UV plane), rows chroma_stride[] bytes apart. */
   gpointer chroma[2];
   gsize chroma_stride[2];
 } GcvImage;
@@ -204,6 +211,12 @@ typedef struct _GcvPlan GcvPlan;
 /* Whether a backend can run here (CUDA: a usable device with that id). */
 GCV_API gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
     GError ** error);
+/* Whether a backend filters frames of `format` (in or out), whether or not
+ * it can run here (gcv_backend_available()): the CUDA backend does not take
+ * GRAY16_LE, RGB, BGR and P010_10LE in this version; the CPU backend takes
+ * every format, and so does auto (on the CPU where CUDA does not). */
+GCV_API gboolean gcv_backend_takes_format (GcvBackendKind kind,
+    GcvFormat format);
 GCV_API GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
     GError ** error);
 GCV_API GcvBackendKind gcv_engine_get_backend (GcvEngine * engine);

@@ -18,9 +18,10 @@
  * Formats: RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F (one native-endian float
  * per pixel), NV12 and I420, in system memory or in CUDA memory
  * (memory:CUDAMemory, shared with nvcodec's elements in one CUDA context
- * through GstContext). GRAY8 may come out as GRAY32F and back, and NV12 or
- * I420 as their filtered luma in GRAY8 or GRAY32F, when downstream asks for
- * it.
+ * through GstContext); GRAY16_LE, RGB, BGR and P010_10LE in system memory,
+ * on the CPU backend. GRAY8 and GRAY16_LE may come out as GRAY32F and back,
+ * NV12 or I420 as their filtered luma in GRAY8 or GRAY32F, and P010_10LE
+ * as its luma in GRAY16_LE or GRAY32F, when downstream asks for it.
  *
  * ## Example launch lines
  * |[
@@ -208,6 +209,8 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
   }
   g_clear_pointer (&self->plan, gcv_plan_free);
+  if (!gst_gpu_convolve_engine_for_formats (self, in.format, out.format))
+    return FALSE;
   geometry.in_format = in.format;
   geometry.out_format = out.format;
   geometry.width = in.width;

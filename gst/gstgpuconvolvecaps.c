@@ -2,6 +2,7 @@
 /* Caps parsing, and the formats and memories offered on the other pad. */
 #include "gstgpuconvolvecaps.h"
 #include "gstgpuconvolvecuda.h"
+#include "gcv-format.h"
 
 gboolean
 gst_gpu_convolve_info_from_caps (GstGpuConvolveInfo * info,
@@ -71,13 +72,13 @@ append_string (GValue * list, const gchar * s)
 }
 
 /* The formats the other pad can have for `value` (a string or a list):
- * the same first, so negotiation prefers no conversion. Downstream,
- * GRAY8 and GRAY32F turn into each other and NV12 and I420 into their
- * luma; upstream, the reverse. */
+ * the same first, so negotiation prefers no conversion, then those the
+ * engine converts into (downstream) or from (upstream):
+ * gcv_format_converts_to(). */
 static void
 add_formats (GValue * out, const GValue * value, GstPadDirection direction)
 {
-  const gchar *f;
+  GcvFormat f;
 
   if (GST_VALUE_HOLDS_LIST (value)) {
     for (guint i = 0; i < gst_value_list_get_size (value); i++)
@@ -86,19 +87,44 @@ add_formats (GValue * out, const GValue * value, GstPadDirection direction)
   }
   if (!G_VALUE_HOLDS_STRING (value))
     return;
-  f = g_value_get_string (value);
-  append_string (out, f);
-  if (g_strcmp0 (f, "GRAY8") == 0 || g_strcmp0 (f, "GRAY32F") == 0) {
-    append_string (out, g_strcmp0 (f, "GRAY8") == 0 ? "GRAY32F" : "GRAY8");
-    if (direction == GST_PAD_SRC) {
-      append_string (out, "NV12");
-      append_string (out, "I420");
-    }
-  } else if (direction == GST_PAD_SINK && (g_strcmp0 (f, "NV12") == 0
-          || g_strcmp0 (f, "I420") == 0)) {
-    append_string (out, "GRAY8");
-    append_string (out, "GRAY32F");
+  append_string (out, g_value_get_string (value));
+  if (!gcv_format_from_name (g_value_get_string (value), &f))
+    return;
+  for (GcvFormat o = 0; o <= GCV_FORMAT_LAST; o++)
+    if (direction == GST_PAD_SINK ? gcv_format_converts_to (f, o) :
+        gcv_format_converts_to (o, f))
+      append_string (out, gcv_format_name (o));
+}
+
+/* The formats of `formats` (a list) that the CUDA backend takes, as a
+ * string or a list; FALSE where there are none. */
+static gboolean
+cuda_formats (GValue * out, const GValue * formats)
+{
+  GValue list = G_VALUE_INIT;
+
+  g_value_init (&list, GST_TYPE_LIST);
+  for (guint i = 0; i < gst_value_list_get_size (formats); i++) {
+    const gchar *name = g_value_get_string (gst_value_list_get_value
+        (formats, i));
+    GcvFormat f;
+    /* strings the engine has no name for fail negotiation either way */
+    if (!gcv_format_from_name (name, &f)
+        || gcv_backend_takes_format (GCV_BACKEND_CUDA, f))
+      append_string (&list, name);
   }
+  if (gst_value_list_get_size (&list) == 0) {
+    g_value_unset (&list);
+    return FALSE;
+  }
+  if (gst_value_list_get_size (&list) == 1) {
+    g_value_init (out, G_TYPE_STRING);
+    g_value_copy (gst_value_list_get_value (&list, 0), out);
+    g_value_unset (&list);
+  } else {
+    *out = list;
+  }
+  return TRUE;
 }
 
 /* Width, height and framerate pass through; formats as add_formats()
@@ -121,26 +147,36 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
     gboolean cuda_first = features && gst_caps_features_contains (features,
         GST_GPU_CONVOLVE_CUDA_FEATURE);
     const GValue *format = gst_structure_get_value (s, "format");
+    /* CUDA memory holds the formats the CUDA backend takes */
+    GstStructure *cuda = NULL;
     if (format) {
-      GValue formats = G_VALUE_INIT;
+      GValue formats = G_VALUE_INIT, on_cuda = G_VALUE_INIT;
       g_value_init (&formats, GST_TYPE_LIST);
       add_formats (&formats, format, direction);
+      if (with_cuda && cuda_formats (&on_cuda, &formats)) {
+        cuda = gst_structure_copy (s);
+        gst_structure_take_value (cuda, "format", &on_cuda);
+      }
       gst_structure_set_value (s, "format",
           gst_value_list_get_size (&formats) == 1 ?
           gst_value_list_get_value (&formats, 0) : &formats);
       g_value_unset (&formats);
+    } else if (with_cuda) {
+      cuda = gst_structure_copy (s);
     }
     /* appended, not merged: merging asks GStreamer whether one structure
      * is a subset of another, and 1.22 fails an assertion there on ranges
      * its own parser accepts (width=[0,32761,3]: a step that does not reach
      * the maximum); caps that repeat a structure are still right */
-    if (with_cuda && cuda_first)
-      gst_caps_append_structure_full (res, gst_structure_copy (s),
+    if (cuda && cuda_first)
+      gst_caps_append_structure_full (res, gst_structure_copy (cuda),
           gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
     gst_caps_append_structure_full (res, gst_structure_copy (s), NULL);
-    if (with_cuda && !cuda_first)
-      gst_caps_append_structure_full (res, gst_structure_copy (s),
+    if (cuda && !cuda_first)
+      gst_caps_append_structure_full (res, gst_structure_copy (cuda),
           gst_caps_features_new (GST_GPU_CONVOLVE_CUDA_FEATURE, NULL));
+    if (cuda)
+      gst_structure_free (cuda);
     gst_structure_free (s);
   }
   if (filter) {

@@ -52,6 +52,53 @@ gst_gpu_convolve_engine_new (GstGpuConvolve * self, GcvBackendKind backend,
   return gcv_engine_new (backend, device_id, error);
 }
 
+/* The engine for frames of `in` and `out`, once the plan is freed and no
+ * frame is in flight: on CUDA, a format the CUDA backend does not take
+ * (gcv_backend_takes_format()) moves the stream to a CPU engine with
+ * backend=auto, until the element stops; with backend=cuda the caps are
+ * refused, naming the format. */
+gboolean
+gst_gpu_convolve_engine_for_formats (GstGpuConvolve * self, GcvFormat in,
+    GcvFormat out)
+{
+  GcvFormat bad = gcv_backend_takes_format (GCV_BACKEND_CUDA, in) ? out : in;
+  GcvBackendKind backend;
+  GcvEngine *cpu, *old;
+  GError *error = NULL;
+
+  if (!gst_gpu_convolve_engine_is_cuda (self)
+      || gcv_backend_takes_format (GCV_BACKEND_CUDA, bad))
+    return TRUE;
+  GST_OBJECT_LOCK (self);
+  backend = self->backend;
+  GST_OBJECT_UNLOCK (self);
+  if (backend == GCV_BACKEND_CUDA) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s is not supported by the "
+            "CUDA backend in this version (use backend=cpu or backend=auto)",
+            gcv_format_name (bad)), (NULL));
+    return FALSE;
+  }
+  cpu = gcv_engine_new (GCV_BACKEND_CPU, -1, &error);
+  if (!cpu) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not start the CPU "
+            "engine for %s: %s", gcv_format_name (bad), error->message),
+        (NULL));
+    g_error_free (error);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "%s is not supported by the CUDA backend: "
+      "filtering on %s (backend=auto)", gcv_format_name (bad),
+      gcv_engine_describe (cpu));
+  /* under the lock gst_gpu_convolve_engine_interrupt() takes */
+  GST_OBJECT_LOCK (self);
+  old = self->engine;
+  self->engine = cpu;
+  GST_OBJECT_UNLOCK (self);
+  gcv_engine_free (old);
+  gst_clear_object (&self->cuda_context);
+  return TRUE;
+}
+
 /* At stop, once no frame is in flight: the engine freed, and the CUDA
  * context let go. */
 void

@@ -31,7 +31,8 @@ buffer_layout (GstBuffer * buf, const GstGpuConvolveInfo * info,
 }
 
 /* Plane i of a frame of `info`: its bytes per row and rows, and per pixel
- * of the frame's x (NV12's UV rows have a pair per two pixels). */
+ * of the frame's x (NV12's and P010's UV rows have a pair per two
+ * pixels). */
 static void
 plane_size (const GstGpuConvolveInfo * info, guint i, gsize * row,
     guint * rows, guint * sub)
@@ -43,7 +44,8 @@ plane_size (const GstGpuConvolveInfo * info, guint i, gsize * row,
   *sub = 1;
   if (i > 0 && gcv_format_chroma_size (info->format, info->width,
           info->height, &cw, &ch)) {
-    *row = info->format == GCV_FORMAT_NV12 ? 2 * (gsize) cw : cw;
+    *row = info->format == GCV_FORMAT_I420 ? cw : 2 * (gsize) cw
+        * gcv_format_pixel_size (info->format);
     *rows = ch;
     *sub = 2;
   }
@@ -76,10 +78,12 @@ frame_image (GstGpuConvolve * self, GstBuffer * buf, GstMapInfo * map,
 
     plane_size (info, i, &row, &rows, &sub);
     /* chroma starts at the sample that covers (x, y), at x / sub and
-     * y / sub rounded down as videocrop cuts it; NV12's samples are UV
-     * pairs of two bytes, so an odd x still lands on a U byte */
-    px = i > 0 && sub == 2 ? (info->format == GCV_FORMAT_NV12 ? 2 : 1) :
-        gcv_format_pixel_size (info->format);
+     * y / sub rounded down as videocrop cuts it; NV12's and P010's
+     * samples are UV pairs (of two bytes, or two words), so an odd x still
+     * lands on a U sample */
+    px = gcv_format_pixel_size (info->format);
+    if (i > 0 && info->format != GCV_FORMAT_I420)
+      px *= 2;
     px_x = i > 0 ? x / sub : x;
     px_y = i > 0 ? y / sub : y;
     if (stride[i] <= 0 || (gsize) stride[i] < row

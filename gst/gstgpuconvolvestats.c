@@ -26,12 +26,15 @@ gst_gpu_convolve_stats_channel_names (GcvFormat format)
   switch (format) {
     case GCV_FORMAT_RGBA:
     case GCV_FORMAT_RGBX:
+    case GCV_FORMAT_RGB:
       return rgba;
     case GCV_FORMAT_BGRA:
     case GCV_FORMAT_BGRX:
+    case GCV_FORMAT_BGR:
       return bgra;
     case GCV_FORMAT_NV12:
     case GCV_FORMAT_I420:
+    case GCV_FORMAT_P010_10LE:
       return yuv;
     default:
       return gray;

@@ -660,19 +660,25 @@ ref_region_filtered (const gint * rects, guint n, guint mode, guint frame_w,
   return mode == 1 ? in : !in;
 }
 
-guint8
-ref_to_u8 (gdouble v)
+guint
+ref_to_uint (gdouble v, guint max)
 {
   gdouble r;
 
   if (isnan (v) || v <= 0.0)
     return 0;
-  if (v >= 255.0)
-    return 255;
+  if (v >= max)
+    return max;
   r = floor (v + 0.5);
   if (r - v == 0.5 && fmod (r, 2.0) != 0.0)
     r -= 1.0;                   /* a tie goes to the even neighbour */
-  return (guint8) r;
+  return (guint) r;
+}
+
+guint8
+ref_to_u8 (gdouble v)
+{
+  return (guint8) ref_to_uint (v, 255);
 }
 
 GRand *

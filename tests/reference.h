@@ -166,7 +166,10 @@ gdouble ref_float_bound (const RefParams * p, gdouble max_abs_in,
 gdouble ref_u8_tolerance (const RefParams * p, const RefImage * in,
     gboolean in_is_float);
 /* The 8-bit bound, max(1, 1e-5 * sum|scale K| * m), m being the largest
- * input in output units (255 for 8-bit input, or a larger border value). */
+ * input in output units (255 for 8-bit input, or a larger border value).
+ * The 16-bit and 10-bit outputs (GRAY16_LE, P010_10LE) have the same bound
+ * in their units: m is then 65535 or 1023 for input of those formats
+ * (docs/formats.md). */
 gdouble ref_u8_bound (const RefParams * p, gdouble m);
 
 /* Per-frame statistics of one channel (docs/statistics.md). */
@@ -197,6 +200,9 @@ gboolean ref_region_filtered (const gint * rects, guint n, guint mode,
 
 /* Round to nearest, ties to even, saturate to [0, 255]; NaN gives 0. */
 guint8 ref_to_u8 (gdouble v);
+/* The same to [0, max]: 65535 for GRAY16_LE, 1023 for P010_10LE's 10-bit
+ * values (docs/formats.md). */
+guint ref_to_uint (gdouble v, guint max);
 
 /* A random generator seeded from GPUCONVOLVE_TEST_SEED or the clock; the
  * seed is printed with `what`, so a failure can be repeated. */

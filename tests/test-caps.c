@@ -52,8 +52,12 @@ test_conversions_downstream (void)
     {"NV12", "NV12 GRAY8 GRAY32F"},
     {"I420", "I420 GRAY8 GRAY32F"},
     {"GRAY8", "GRAY8 GRAY32F"},
-    {"GRAY32F", "GRAY32F GRAY8"},
+    {"GRAY32F", "GRAY32F GRAY8 GRAY16_LE"},
     {"RGBA", "RGBA"},
+    {"GRAY16_LE", "GRAY16_LE GRAY32F"},
+    {"P010_10LE", "P010_10LE GRAY32F GRAY16_LE"},
+    {"RGB", "RGB"},
+    {"BGR", "BGR"},
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
@@ -78,7 +82,9 @@ test_conversions_upstream (void)
     const gchar *out, *in;
   } cases[] = {
     {"GRAY8", "GRAY8 GRAY32F NV12 I420"},
-    {"GRAY32F", "GRAY32F GRAY8 NV12 I420"},
+    {"GRAY32F", "GRAY32F GRAY8 NV12 I420 GRAY16_LE P010_10LE"},
+    {"GRAY16_LE", "GRAY16_LE GRAY32F P010_10LE"},
+    {"P010_10LE", "P010_10LE"},
     {"NV12", "NV12"},
     {"I420", "I420"},
     {"BGRx", "BGRx"},
@@ -104,9 +110,39 @@ test_formats_once (void)
       "video/x-raw,format={GRAY8,GRAY32F,NV12,I420}", FALSE);
   gchar *got = formats_of (out, 0);
 
-  g_assert_cmpstr (got, ==, "GRAY8 GRAY32F NV12 I420");
+  g_assert_cmpstr (got, ==, "GRAY8 GRAY32F GRAY16_LE NV12 I420");
   g_free (got);
   gst_caps_unref (out);
+}
+
+/* CUDA memory holds only the formats the CUDA backend takes: GRAY16_LE,
+ * RGB, BGR and P010_10LE stay in system memory, and a conversion into a
+ * format it takes is still offered there. */
+static void
+test_cuda_formats (void)
+{
+  GstCaps *rgb = transform (GST_PAD_SINK,
+      "video/x-raw,format=RGB,width=16,height=8", TRUE);
+  GstCaps *gray16 = transform (GST_PAD_SINK,
+      "video/x-raw,format=GRAY16_LE,width=16,height=8", TRUE);
+  GstCaps *up = transform (GST_PAD_SRC,
+      "video/x-raw,format=GRAY32F,width=16,height=8", TRUE);
+  gchar *got;
+
+  g_assert_cmpuint (gst_caps_get_size (rgb), ==, 1);
+  g_assert_false (is_cuda (rgb, 0));
+  g_assert_cmpuint (gst_caps_get_size (gray16), ==, 2);
+  g_assert_true (is_cuda (gray16, 1));
+  got = formats_of (gray16, 1);
+  g_assert_cmpstr (got, ==, "GRAY32F");
+  g_free (got);
+  got = formats_of (up, 1);
+  g_assert_true (is_cuda (up, 1));
+  g_assert_cmpstr (got, ==, "GRAY32F GRAY8 NV12 I420");
+  g_free (got);
+  gst_caps_unref (rgb);
+  gst_caps_unref (gray16);
+  gst_caps_unref (up);
 }
 
 /* The memory the other side has comes first; CUDA memory only where it
@@ -182,6 +218,7 @@ main (int argc, char **argv)
   g_test_add_func ("/caps/conversions-upstream", test_conversions_upstream);
   g_test_add_func ("/caps/formats-once", test_formats_once);
   g_test_add_func ("/caps/memory-order", test_memory_order);
+  g_test_add_func ("/caps/cuda-formats", test_cuda_formats);
   g_test_add_func ("/caps/info", test_info);
   return g_test_run ();
 }

@@ -5,7 +5,7 @@
  * or the direct path's input rows) stay in the L1 cache while every output
  * row reads them. Input rows are converted once per strip (8-bit samples
  * widened, the border filled in), or read in place where they are floats
- * already and need no border. Pixels stay interleaved: a tap's neighbour
+ * already and need no border. 16-bit samples are widened to floats too. Pixels stay interleaved: a tap's neighbour
  * is `channels` samples away, so four-byte pixels are filtered as four
  * samples each and the fourth byte is put back from the input where it
  * passes through, which costs less than taking the channels apart.
@@ -33,10 +33,14 @@ load_pixels (const Job * job, const guint8 * row, guint sx, guint n,
     gpointer out)
 {
   const Setup *s = job->cp->setup;
-  const guint px = gcv_format_pixel_size (job->plan->geometry.in_format);
+  const GcvFormat format = job->plan->geometry.in_format;
+  const guint px = gcv_format_pixel_size (format);
 
-  if (job->plan->geometry.in_format == GCV_FORMAT_GRAY32F)
+  if (format == GCV_FORMAT_GRAY32F)
     memcpy (out, row + (gsize) sx * px, (gsize) n * px);
+  else if (gcv_format_is_16bit (format))
+    gcv_cpu_widen_u16 (out, row + (gsize) sx * px, (gsize) n * s->channels,
+        gcv_cpu_u16_shift (format));
   else if (s->fixed)
     gcv_cpu_widen_fixed (out, row + (gsize) sx * px, (gsize) n * px);
   else
@@ -110,18 +114,25 @@ static void
 store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
 {
   const Setup *s = job->cp->setup;
+  const GcvFormat format = job->plan->geometry.out_format;
   const gsize ch = s->channels;
   const guint8 *alpha = NULL;
   guint8 *q;
 
-  if (job->plan->geometry.out_format == GCV_FORMAT_GRAY32F) {
+  if (format == GCV_FORMAT_GRAY32F) {
     q = (guint8 *) job->dst->data + (gsize) y * job->dst->stride
         + (gsize) x0 * sizeof (gfloat);
     if ((gconstpointer) q != v)         /* an unaligned row (output_row()) */
       memcpy (q, v, (gsize) n * sizeof (gfloat));
     return;
   }
-  q = (guint8 *) job->dst->data + (gsize) y * job->dst->stride + x0 * ch;
+  q = (guint8 *) job->dst->data + (gsize) y * job->dst->stride
+      + (gsize) x0 * gcv_format_pixel_size (format);
+  if (gcv_format_is_16bit (format)) {
+    gcv_cpu_narrow_u16 (q, v, n * ch, gcv_format_max_value (format),
+        gcv_cpu_u16_shift (format));
+    return;
+  }
   if (s->keep_alpha)
     alpha = (const guint8 *) job->src->data + (gsize) y * job->src->stride
         + x0 * ch;

@@ -2,8 +2,10 @@
 /* The CPU backend's sample conversions: 8-bit input widened to floats or
  * to 8.8 fixed point as a strip's rows are read, and output values
  * narrowed to bytes as they are stored, the fourth byte of RGBA-family
- * pixels put back from the input where it passes through. Each has an
- * AVX2 clone (gcv-cpu-simd.h). */
+ * pixels put back from the input where it passes through; 16-bit
+ * little-endian samples (GRAY16_LE, P010's planes with their 10 bits
+ * high) widened and narrowed the same way. Each has an AVX2 clone
+ * (gcv-cpu-simd.h). */
 #include "gcv-cpu-private.h"
 
 #include "gcv-cpu-simd.h"
@@ -14,6 +16,16 @@ widen (gfloat * restrict out, const guint8 * restrict p, gsize n)
 {
   for (gsize x = 0; x < n; x++)
     out[x] = p[x];
+}
+
+/* 16-bit little-endian samples, at any byte alignment (a GstVideoMeta may
+ * give any offset and stride), shifted right by `shift`, to floats. */
+GCV_SIMD_CLONES static void
+widen_u16 (gfloat * restrict out, const guint8 * restrict p, gsize n,
+    guint shift)
+{
+  for (gsize x = 0; x < n; x++)
+    out[x] = (gfloat) ((guint) (p[2 * x] | p[2 * x + 1] << 8) >> shift);
 }
 
 /* Bytes to 8.8 fixed point. */
@@ -106,6 +118,24 @@ narrow_fixed (guint8 * restrict q, const guint16 * restrict v,
     q[x] = alpha && x % 4 == 3 ? alpha[x] : (guint8) (v[x] >> 8);
 }
 
+/* Floats (output units) to 16-bit little-endian samples: rounded to
+ * nearest (ties to even, as to_u8()), saturated to 0..max (NaN: 0), then
+ * shifted left by `shift`; any byte alignment. */
+GCV_SIMD_CLONES static void
+narrow_u16 (guint8 * restrict q, const gfloat * restrict v, gsize n,
+    gfloat max, guint shift)
+{
+  for (gsize x = 0; x < n; x++) {
+    gfloat f = v[x] > 0.0f ? v[x] : 0.0f;
+    guint w;
+
+    f = f < max ? f : max;
+    w = (guint) (gint) ((f + 12582912.0f) - 12582912.0f) << shift;
+    q[2 * x] = (guint8) w;
+    q[2 * x + 1] = (guint8) (w >> 8);
+  }
+}
+
 /* The clones are static, called through these: a clone's resolver keeps
  * default visibility, and would be exported. */
 
@@ -113,6 +143,19 @@ void
 gcv_cpu_widen (gfloat * out, const guint8 * p, gsize n)
 {
   widen (out, p, n);
+}
+
+void
+gcv_cpu_widen_u16 (gfloat * out, const guint8 * p, gsize n, guint shift)
+{
+  widen_u16 (out, p, n, shift);
+}
+
+void
+gcv_cpu_narrow_u16 (guint8 * q, const gfloat * v, gsize n, gfloat max,
+    guint shift)
+{
+  narrow_u16 (q, v, n, max, shift);
 }
 
 void

@@ -51,7 +51,8 @@ typedef struct {
   gboolean separable;
   gboolean fixed;               /* the 16-bit fixed-point path */
   guint kw, kh, ax, ay;
-  guint channels;               /* samples per pixel: 1, or 4 for RGBA-family */
+  guint channels;               /* samples per pixel: 1, 3 (RGB, BGR) or 4
+                                 * (RGBA family) */
   gsize sample;                 /* bytes per sample: float, or 16-bit */
   gboolean keep_alpha;          /* the 4th byte passes through */
   GcvBorder border;
@@ -167,6 +168,19 @@ void gcv_cpu_narrow (guint8 * q, const gfloat * v, const guint8 * alpha,
     gsize n);
 void gcv_cpu_narrow_fixed (guint8 * q, const guint16 * v,
     const guint8 * alpha, gsize n);
+/* n 16-bit little-endian samples (any alignment) shifted right by
+ * `shift`, to floats; and floats (output units) rounded, saturated to
+ * 0..max and shifted left by `shift`, to such samples. */
+void gcv_cpu_widen_u16 (gfloat * out, const guint8 * p, gsize n,
+    guint shift);
+void gcv_cpu_narrow_u16 (guint8 * q, const gfloat * v, gsize n, gfloat max,
+    guint shift);
+/* The 16-bit formats' shift: P010's 10 bits sit in the high bits. */
+static inline guint
+gcv_cpu_u16_shift (GcvFormat format)
+{
+  return format == GCV_FORMAT_P010_PLANE ? 6 : 0;
+}
 
 G_END_DECLS
 

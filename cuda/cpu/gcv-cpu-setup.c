@@ -107,7 +107,8 @@ quantize (const gfloat * v, guint n, gdouble k, guint16 * q, gdouble * sum,
 }
 
 /* The fixed-point taps where the path's error bound holds (TRUE), were
- * the filter to run separable: 8-bit in and out, a rank-1 kernel with no
+ * the filter to run separable: the same 8-bit format in and out (of any
+ * number of channels: the passes are channel-generic), a rank-1 kernel with no
  * negative tap and no bias, a constant border (if any) a whole 8-bit
  * value. The row taps are scaled to sum to 1 and the column taps take the
  * scale, so that every row-pass sum fits 16 bits.
@@ -124,8 +125,11 @@ setup_fixed (Setup * s, const GcvFilter * f, const GcvGeometry * g)
   gdouble sum_row = 0.0, sum_column = 0.0, q_row, q_column, d_row, d_column;
   gdouble h_max, v_max, e_row, e_column;
 
-  if (!f->use_separable || g->in_format == GCV_FORMAT_GRAY32F
-      || g->out_format == GCV_FORMAT_GRAY32F || f->bias != 0.0f)
+  /* bytes, one a sample (GRAY8, RGB, BGR, the RGBA family, NV12's and
+   * I420's planes): not floats nor 16-bit samples */
+  if (!f->use_separable || g->in_format != g->out_format
+      || gcv_format_pixel_size (g->in_format)
+      != gcv_format_channels (g->in_format) || f->bias != 0.0f)
     return FALSE;
   if (f->border == GCV_BORDER_CONSTANT && !(f->border_value >= 0.0f
           && f->border_value <= 255.0f
@@ -309,11 +313,11 @@ gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
   s->keep_alpha = s->channels == 4 && !f->filter_alpha;
   s->border = f->border;
   s->border_value = f->border_value;
-  if (g->in_format == GCV_FORMAT_GRAY8 && g->out_format == GCV_FORMAT_GRAY32F)
-    out_scale = 1.0f / 255.0f;
-  else if (g->in_format == GCV_FORMAT_GRAY32F
-      && g->out_format == GCV_FORMAT_GRAY8)
-    out_scale = 255.0f;
+  /* conversions: the input format's largest value to the output's (1.0
+   * for GRAY32F) */
+  if (g->in_format != g->out_format)
+    out_scale = (gfloat) (gcv_format_max_value (g->out_format)
+        / gcv_format_max_value (g->in_format));
   s->bias = f->bias * out_scale;
   s->magnitude_sign = f->magnitude_sign;
 

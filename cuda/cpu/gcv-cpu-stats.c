@@ -2,7 +2,8 @@
 /* Per-frame statistics on the CPU backend. The backend hands over each
  * output row of a strip as it is about to be stored (the values after
  * scale, bias and conversion, before rounding to 8 bits); its samples are
- * taken in runs of up to RUN, eight lanes at a time: sums and sums of
+ * taken in runs of up to RUN, in 24 lanes (a whole number of pixels of 1, 3
+ * or 4 channels), eight at a time: sums and sums of
  * squares in float within a run, in double across runs, smallest and
  * largest per lane. Where a run's extreme beats the band's (or ties it at
  * a place earlier in row order), the run is scanned for where it is first
@@ -17,70 +18,75 @@
 
 #include "gcv-cpu-simd.h"
 
-/* Samples summed in float before the sum goes to double: a whole number
- * of vectors and of four-sample pixels. */
+/* Samples summed in float before the sum goes to double (a run is a
+ * whole number of pixels: RUN / channels of them). */
 #define RUN 1024
 
+#define PERIOD GCV_CPU_STATS_LANES
+#define VECTORS (PERIOD / LANES)
+
 /* Each lane's sum, sum of squares, smallest and largest sample (NaN is
- * skipped: it compares false) and count above the threshold. */
+ * skipped: it compares false) and count above the threshold: lane i is
+ * element i % LANES of vector i / LANES. */
 typedef struct {
-  vf8 sum, squares, min, max;
-  vi8 above;
+  vf8 sum[VECTORS], squares[VECTORS], min[VECTORS], max[VECTORS];
+  vi8 above[VECTORS];
 } Lanes;
 
-/* The lanes of n samples of v, sample i in lane i % 8. */
+/* The lanes of n samples of v, sample i in lane i % PERIOD: a vector of
+ * sums each, which also keeps the adds' latency hidden. */
 GCV_SIMD_CLONES static void
 lanes_add (Lanes * restrict l, const gfloat * restrict v, gsize n,
     gfloat threshold)
 {
   const vi8 magnitude = (vi8) { 0 } + 0x7fffffff;
   const vf8 z = (vf8) { 0 }, t = z + threshold;
-  /* two sums of each, for the adds' latency */
-  vf8 s0 = z, s1 = z, q0 = z, q1 = z, mn = z + INFINITY, mx = z - INFINITY;
-  vi8 above = (vi8) { 0 };
+  vf8 s0 = z, s1 = z, s2 = z, q0 = z, q1 = z, q2 = z;
+  vf8 mn0 = z + INFINITY, mn1 = mn0, mn2 = mn0;
+  vf8 mx0 = z - INFINITY, mx1 = mx0, mx2 = mx0;
+  vi8 above0 = (vi8) { 0 }, above1 = above0, above2 = above0;
   gsize x = 0;
 
-#define MIN_INTO(m, a) do { const vi8 lt_ = (a) < (m);                    \
-    (m) = (vf8) (((vi8) (a) & lt_) | ((vi8) (m) & ~lt_)); } while (0)
-#define MAX_INTO(m, a) do { const vi8 gt_ = (a) > (m);                    \
-    (m) = (vf8) (((vi8) (a) & gt_) | ((vi8) (m) & ~gt_)); } while (0)
-  for (; x + 2 * LANES <= n; x += 2 * LANES) {
-    const vf8 a = LOAD (v + x), b = LOAD (v + x + LANES);
-    s0 += a;
-    s1 += b;
-    q0 += a * a;
-    q1 += b * b;
-    MIN_INTO (mn, a);
-    MIN_INTO (mn, b);
-    MAX_INTO (mx, a);
-    MAX_INTO (mx, b);
-    /* a true compare is -1 */
-    above -= (vf8) ((vi8) a & magnitude) > t;
-    above -= (vf8) ((vi8) b & magnitude) > t;
+#define ADD(k, a) do {                                                  \
+    const vf8 a_ = (a);                                                 \
+    const vi8 lt_ = a_ < mn##k, gt_ = a_ > mx##k;                       \
+    s##k += a_;                                                         \
+    q##k += a_ * a_;                                                    \
+    mn##k = (vf8) (((vi8) a_ & lt_) | ((vi8) mn##k & ~lt_));            \
+    mx##k = (vf8) (((vi8) a_ & gt_) | ((vi8) mx##k & ~gt_));            \
+    /* a true compare is -1 */                                          \
+    above##k -= (vf8) ((vi8) a_ & magnitude) > t;                       \
+  } while (0)
+  for (; x + PERIOD <= n; x += PERIOD) {
+    ADD (0, LOAD (v + x));
+    ADD (1, LOAD (v + x + LANES));
+    ADD (2, LOAD (v + x + 2 * LANES));
   }
-  for (; x + LANES <= n; x += LANES) {
-    const vf8 a = LOAD (v + x);
-    s0 += a;
-    q0 += a * a;
-    MIN_INTO (mn, a);
-    MAX_INTO (mx, a);
-    above -= (vf8) ((vi8) a & magnitude) > t;
-  }
-#undef MIN_INTO
-#undef MAX_INTO
+#undef ADD
+  l->sum[0] = s0;
+  l->sum[1] = s1;
+  l->sum[2] = s2;
+  l->squares[0] = q0;
+  l->squares[1] = q1;
+  l->squares[2] = q2;
+  l->min[0] = mn0;
+  l->min[1] = mn1;
+  l->min[2] = mn2;
+  l->max[0] = mx0;
+  l->max[1] = mx1;
+  l->max[2] = mx2;
+  l->above[0] = above0;
+  l->above[1] = above1;
+  l->above[2] = above2;
   for (guint i = 0; x < n; x++, i++) {
     const gfloat a = v[x];
-    s0[i] += a;
-    q0[i] += a * a;
-    mn[i] = a < mn[i] ? a : mn[i];
-    mx[i] = a > mx[i] ? a : mx[i];
-    above[i] += fabsf (a) > threshold;
+    const guint k = i / LANES, j = i % LANES;
+    l->sum[k][j] += a;
+    l->squares[k][j] += a * a;
+    l->min[k][j] = a < l->min[k][j] ? a : l->min[k][j];
+    l->max[k][j] = a > l->max[k][j] ? a : l->max[k][j];
+    l->above[k][j] += fabsf (a) > threshold;
   }
-  l->sum = s0 + s1;
-  l->squares = q0 + q1;
-  l->min = mn;
-  l->max = mx;
-  l->above = above;
 }
 
 /* Where channel c of the n pixels at v first holds `m` (its smallest or
@@ -113,7 +119,7 @@ take_extreme (const gfloat * v, guint n, guint channels, guint c, gfloat m,
 static void
 spread (gfloat * lanes, guint c, guint channels)
 {
-  for (guint i = c + channels; i < LANES; i += channels)
+  for (guint i = c + channels; i < PERIOD; i += channels)
     lanes[i] = lanes[c];
 }
 
@@ -127,13 +133,14 @@ add_run (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint64 first,
   Lanes l;
 
   lanes_add (&l, v, (gsize) n * ch, st->threshold);
-  for (guint i = 0; i < LANES; i++) {
-    acc->sum[i] += l.sum[i];
-    acc->sum_squares[i] += l.squares[i];
-    acc->above[i] += (guint32) l.above[i];
+  for (guint i = 0; i < PERIOD; i++) {
+    const guint k = i / LANES, j = i % LANES;
+    acc->sum[i] += l.sum[k][j];
+    acc->sum_squares[i] += l.squares[k][j];
+    acc->above[i] += (guint32) l.above[k][j];
     /* ties too, the run may hold an earlier one (lanes not measured
      * never reach: begin() set them to the other infinity) */
-    reach |= (l.min[i] <= acc->min[i]) | (l.max[i] >= acc->max[i]);
+    reach |= (l.min[k][j] <= acc->min[i]) | (l.max[k][j] >= acc->max[i]);
   }
   if (!reach)
     return;
@@ -141,9 +148,11 @@ add_run (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint64 first,
     gfloat mn = INFINITY, mx = -INFINITY;
 
     /* lane i holds channel i % channels */
-    for (guint i = c; i < LANES; i += ch) {
-      mn = l.min[i] < mn ? l.min[i] : mn;
-      mx = l.max[i] > mx ? l.max[i] : mx;
+    for (guint i = c; i < PERIOD; i += ch) {
+      const gfloat lo = l.min[i / LANES][i % LANES],
+          hi = l.max[i / LANES][i % LANES];
+      mn = lo < mn ? lo : mn;
+      mx = hi > mx ? hi : mx;
     }
     if (take_extreme (v, n, ch, c, mn, first, TRUE, &acc->min[c],
             &acc->min_at[c]))
@@ -197,7 +206,7 @@ gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
     gdouble threshold)
 {
   g_return_if_fail (n_channels <= GCV_MAX_CHANNELS && n_channels <= channels
-      && LANES % channels == 0);
+      && PERIOD % channels == 0);
   if (n_bands > st->n_allocated) {
     g_free (st->acc);
     st->acc = g_new (GcvCpuStatsAcc, n_bands);
@@ -206,7 +215,7 @@ gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
   for (guint b = 0; b < n_bands; b++) {
     GcvCpuStatsAcc *a = &st->acc[b];
     memset (a, 0, sizeof (*a));
-    for (guint i = 0; i < LANES; i++) {
+    for (guint i = 0; i < PERIOD; i++) {
       const gboolean measured = i % channels < n_channels;
       a->min[i] = measured ? INFINITY : -INFINITY;
       a->max[i] = measured ? -INFINITY : INFINITY;
@@ -257,7 +266,7 @@ gcv_cpu_stats_end (const GcvCpuStats * st, GcvFrameStats * out)
     memset (o, 0, sizeof (*o));
     for (guint b = 0; b < st->n_bands; b++) {
       const GcvCpuStatsAcc *a = gcv_cpu_stats_band (st, b);
-      for (guint i = c; i < LANES; i += st->channels) {
+      for (guint i = c; i < PERIOD; i += st->channels) {
         o->sum += a->sum[i];
         o->sum_squares += a->sum_squares[i];
         o->above += a->above[i];

@@ -9,14 +9,18 @@
 
 G_BEGIN_DECLS
 
+/* Lanes of the accumulators: three vectors of eight, a whole number of
+ * pixels of 1, 3 or 4 channels. */
+#define GCV_CPU_STATS_LANES 24
+
 /* One band: runs of samples summed in float, the runs in double, by lane
- * of eight (lane i holds channel i % channels); the extremes by channel,
- * where they are first met (y * width + x; GCV_CPU_STATS_NONE until a
- * sample that is not NaN is met) and, in each of its lanes, their value. */
+ * (lane i holds channel i % channels); the extremes by channel, where they
+ * are first met (y * width + x; GCV_CPU_STATS_NONE until a sample that is
+ * not NaN is met) and, in each of its lanes, their value. */
 typedef struct {
-  gdouble sum[8], sum_squares[8];
-  guint64 above[8];
-  gfloat min[8], max[8];
+  gdouble sum[GCV_CPU_STATS_LANES], sum_squares[GCV_CPU_STATS_LANES];
+  guint64 above[GCV_CPU_STATS_LANES];
+  gfloat min[GCV_CPU_STATS_LANES], max[GCV_CPU_STATS_LANES];
   guint64 min_at[GCV_MAX_CHANNELS], max_at[GCV_MAX_CHANNELS];
 } GcvCpuStatsAcc;
 
@@ -26,7 +30,7 @@ typedef struct {
 typedef struct {
   guint n_channels;             /* measured: the first n_channels of each
                                  * pixel */
-  guint channels;               /* samples per pixel: 1 or 4 */
+  guint channels;               /* samples per pixel: 1, 3 or 4 */
   guint width, height;
   guint64 count;                /* samples measured: the filtered area */
   gfloat threshold;             /* the largest float <= the threshold, so

@@ -1,0 +1,908 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* GRAY16_LE, RGB, BGR and P010_10LE (docs/formats.md) against the plain
+ * reference: each format to itself and each conversion, at odd sizes and
+ * on frames of several CPU strips and bands, with padded strides that
+ * leave 16-bit rows unaligned, every border, separable and direct kernels;
+ * statistics of RGB and P010; the backends' answer to which formats they
+ * take, and the CUDA backend's refusal where a device is there; and the
+ * element's negotiation of the new formats. */
+#include "common.h"
+
+#include "gcv.h"
+
+#include <gst/video/video.h>
+#include <math.h>
+#include <string.h>
+
+#define PAD_BYTE 0xa5
+
+static guint
+channels_of (GcvFormat f)
+{
+  return f == GCV_FORMAT_RGB || f == GCV_FORMAT_BGR ? 3 : 1;
+}
+
+/* The largest sample (GRAY32F: 1.0, which the conversions map to the
+ * integer formats' largest). */
+static gdouble
+max_of (GcvFormat f)
+{
+  switch (f) {
+    case GCV_FORMAT_GRAY16_LE:
+      return 65535.0;
+    case GCV_FORMAT_P010_10LE:
+      return 1023.0;
+    case GCV_FORMAT_GRAY32F:
+      return 1.0;
+    default:
+      return 255.0;
+  }
+}
+
+static gsize
+sample_bytes (GcvFormat f)
+{
+  return gcv_format_pixel_size (f) / channels_of (f);
+}
+
+/* One sample to memory as the format stores it: P010's 10 bits high. */
+static void
+put_sample (guint8 * p, GcvFormat f, gdouble v)
+{
+  guint w;
+
+  switch (f) {
+    case GCV_FORMAT_GRAY32F:{
+      gfloat x = (gfloat) v;
+      memcpy (p, &x, sizeof (x));
+      return;
+    }
+    case GCV_FORMAT_GRAY16_LE:
+    case GCV_FORMAT_P010_10LE:
+      w = (guint) v << (f == GCV_FORMAT_P010_10LE ? 6 : 0);
+      p[0] = (guint8) w;
+      p[1] = (guint8) (w >> 8);
+      return;
+    default:
+      *p = (guint8) v;
+  }
+}
+
+/* The value a sample holds; P010 words must have their low 6 bits zero. */
+static gdouble
+get_sample (const guint8 * p, GcvFormat f)
+{
+  guint w;
+
+  switch (f) {
+    case GCV_FORMAT_GRAY32F:{
+      gfloat x;
+      memcpy (&x, p, sizeof (x));
+      return x;
+    }
+    case GCV_FORMAT_GRAY16_LE:
+    case GCV_FORMAT_P010_10LE:
+      w = p[0] | p[1] << 8;
+      if (f == GCV_FORMAT_P010_10LE) {
+        fail_unless ((w & 0x3f) == 0, "P010 word 0x%04x has low bits set", w);
+        w >>= 6;
+      }
+      return w;
+    default:
+      return *p;
+  }
+}
+
+/* Random samples: whole numbers of the format's range, or floats a little
+ * beyond 0..1 for GRAY32F. */
+static RefImage *
+random_image (GRand * r, GcvFormat f, guint w, guint h, guint channels)
+{
+  RefImage *img = ref_image_new (w, h, channels);
+  const gsize n = (gsize) w * h * channels;
+
+  for (gsize i = 0; i < n; i++)
+    img->v[i] = f == GCV_FORMAT_GRAY32F ?
+        (gfloat) g_rand_double_range (r, -0.25, 1.25) :
+        g_rand_int_range (r, 0, (gint32) max_of (f) + 1);
+  return img;
+}
+
+/* A plane of `img` in memory, rows `stride` bytes apart from `offset` on
+ * (an odd offset and stride leave 16-bit and float rows unaligned), the
+ * rest of the buffer PAD_BYTE. */
+static guint8 *
+plane_to_memory (const RefImage * img, GcvFormat f, gsize stride,
+    gsize offset, gsize step, gsize first, gsize * size)
+{
+  guint8 *mem;
+
+  *size = offset + stride * img->height;
+  mem = g_malloc (*size);
+  memset (mem, PAD_BYTE, *size);
+  for (guint y = 0; y < img->height; y++)
+    for (guint x = 0; x < img->width; x++)
+      for (guint c = 0; c < img->channels; c++)
+        put_sample (mem + offset + y * stride + x * step + first
+            + c * sample_bytes (f), f, ref_pixel (img, x, y)[c]);
+  return mem;
+}
+
+/* A random kernel of up to 7x7 (rank 1: the separable path; else direct)
+ * with random anchor, bias and border value in the input's units, scaled
+ * to keep outputs in range; its description for the engine. */
+static RefKernel *
+random_params (GRand * r, GcvFormat in, RefBorder border, gboolean rank1,
+    RefParams * p, GcvFilterDesc * d, gfloat ** taps)
+{
+  const guint kw = g_rand_int_range (r, 1, 8), kh = g_rand_int_range (r, 1,
+      8);
+  RefKernel *k = gcvt_random_kernel (r, kw, kh, rank1);
+  const gdouble range = max_of (in);
+
+  ref_params_init (p, k);
+  p->border = border;
+  p->scale = (gfloat) (1.0 / ref_kernel_sum_abs (k));
+  p->anchor_x = g_rand_int_range (r, 0, kw);
+  p->anchor_y = g_rand_int_range (r, 0, kh);
+  p->bias = in == GCV_FORMAT_GRAY32F ? 0.25 : floor (range * 0.2);
+  p->border_value = in == GCV_FORMAT_GRAY32F ? 0.75 : floor (range * 0.7);
+
+  *taps = g_new (gfloat, kw * kh);
+  for (guint i = 0; i < kw * kh; i++)
+    (*taps)[i] = (gfloat) k->k[i];
+  gcv_filter_desc_init (d);
+  d->builtin = GCV_BUILTIN_CUSTOM;
+  d->kernel = *taps;
+  d->n_kernel = kw * kh;
+  d->kernel_width = kw;
+  d->kernel_height = kh;
+  d->scale = p->scale;
+  d->bias = p->bias;
+  d->anchor_x = p->anchor_x;
+  d->anchor_y = p->anchor_y;
+  d->border = (GcvBorder) border;
+  d->border_value = p->border_value;
+  return k;
+}
+
+/* The largest |input| the bounds count, the border value included. */
+static gdouble
+largest_input (const RefImage * img, const RefParams * p)
+{
+  gdouble m = ref_image_max_abs (img);
+
+  if (p->border == REF_BORDER_CONSTANT)
+    m = MAX (m, fabs (p->border_value));
+  return m;
+}
+
+/* A result against the exact value (in output units) within the format's
+ * bound (docs/formats.md): the float bound, or for integer formats
+ * max(1, 1e-5 * sum|scale K| * m) from the rounded exact value. */
+static void
+check_value (gdouble got, gdouble exact, GcvFormat out, const RefParams * p,
+    gdouble max_in, gdouble unit, const gchar * what, guint x, guint y,
+    guint c)
+{
+  gdouble want, tol;
+
+  if (out == GCV_FORMAT_GRAY32F) {
+    want = exact;
+    tol = ref_float_bound (p, max_in, unit);
+  } else {
+    want = ref_to_uint (exact, (guint) max_of (out));
+    tol = ref_u8_bound (p, max_in * unit);
+  }
+  if (!(fabs (got - want) <= tol))
+    fail ("%s: (%u, %u) channel %u is %.6g, the reference %.6g (exact "
+        "%.6g), off by more than %g", what, x, y, c, got, want, exact, tol);
+}
+
+static gchar *
+describe (GcvFormat in, GcvFormat out, guint w, guint h, gsize pad,
+    const RefParams * p, gboolean rank1)
+{
+  return g_strdup_printf ("%s -> %s %ux%u pad %" G_GSIZE_FORMAT ", %ux%u %s "
+      "kernel, border=%s", gcv_format_name (in), gcv_format_name (out), w, h,
+      pad, p->kernel->kw, p->kernel->kh, rank1 ? "rank-1" : "dense",
+      ref_border_nick (p->border));
+}
+
+static GcvEngine *
+cpu_engine (void)
+{
+  GError *err = NULL;
+  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CPU, -1, &err);
+
+  fail_unless (e != NULL, "no CPU engine: %s", err ? err->message : "?");
+  return e;
+}
+
+/* One frame of a one-plane format (or a conversion) through the CPU
+ * engine, against the reference. */
+static void
+check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
+    guint w, guint h, gsize pad, RefBorder border, gboolean rank1)
+{
+  const guint ch = channels_of (in);
+  const gsize in_stride = (gsize) w * gcv_format_pixel_size (in) + pad,
+      out_stride = (gsize) w * gcv_format_pixel_size (out) + pad,
+      offset = pad % 4;
+  const gdouble unit = max_of (out) / max_of (in);
+  GcvGeometry g = { in, out, w, h };
+  RefImage *img = random_image (r, in, w, h, ch), *ref;
+  RefParams p;
+  GcvFilterDesc d;
+  gfloat *taps;
+  RefKernel *k = random_params (r, in, border, rank1, &p, &d, &taps);
+  GcvFilter *f = gcv_filter_new (&d, NULL);
+  GcvPlan *plan;
+  GError *err = NULL;
+  gsize in_size, out_size;
+  guint8 *src_mem = plane_to_memory (img, in, in_stride, offset,
+      gcv_format_pixel_size (in), 0, &in_size);
+  guint8 *dst_mem = g_malloc (out_size = offset + out_stride * h);
+  GcvImage src = { src_mem + offset, in_stride }, dst = { dst_mem + offset,
+    out_stride
+  };
+  gchar *what = describe (in, out, w, h, pad, &p, rank1);
+  const gdouble max_in = largest_input (img, &p);
+
+  fail_unless (f != NULL, "%s: filter refused", what);
+  memset (dst_mem, PAD_BYTE, out_size);
+  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  fail_unless (plan != NULL, "%s: %s", what, err ? err->message : "?");
+  fail_unless (gcv_plan_run (plan, &src, &dst, &err), "%s: %s", what,
+      err ? err->message : "?");
+  ref = ref_filter (img, &p);
+  for (guint y = 0; y < h; y++) {
+    const guint8 *row = dst.data + y * out_stride;
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        check_value (get_sample (row + x * gcv_format_pixel_size (out)
+                + c * sample_bytes (out), out), ref_pixel (ref, x, y)[c]
+            * unit, out, &p, max_in, unit, what, x, y, c);
+    /* nothing past the row's last pixel is written */
+    for (gsize b = (gsize) w * gcv_format_pixel_size (out); b < out_stride;
+        b++)
+      fail_unless (row[b] == PAD_BYTE, "%s: row %u's padding written", what,
+          y);
+  }
+  gcv_plan_free (plan);
+  gcv_filter_free (f);
+  ref_image_free (ref);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_free (taps);
+  g_free (src_mem);
+  g_free (dst_mem);
+  g_free (what);
+}
+
+static const GcvFormat new_formats[] = {
+  GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB, GCV_FORMAT_BGR,
+};
+
+/* The conversions of one-plane formats (docs/formats.md). */
+static const struct
+{
+  GcvFormat in, out;
+} conversions[] = {
+  {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY32F},
+  {GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE},
+};
+
+/* Sizes: odd ones, and one of several CPU strips and bands. */
+static const guint sizes[][2] = { {37, 23}, {1031, 67}, {1, 5} };
+
+/* loop index: the format */
+GST_START_TEST (test_one_plane_formats)
+{
+  const GcvFormat fmt = new_formats[__i__];
+  gchar *name = g_strdup_printf ("one_plane_formats %s",
+      gcv_format_name (fmt));
+  GRand *r = ref_rand_new (name);
+  GcvEngine *e = cpu_engine ();
+
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+      for (guint rank1 = 0; rank1 < 2; rank1++) {
+        if (gcvt_quick () && s == 1 && (b + rank1) % 2)
+          continue;
+        check_one_plane (e, r, fmt, fmt, sizes[s][0], sizes[s][1],
+            (b + rank1) % 2 ? 2 * b + 1 : 0, b, rank1);
+      }
+  gcv_engine_free (e);
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* loop index: the conversion */
+GST_START_TEST (test_conversions)
+{
+  GRand *r = ref_rand_new ("conversions");
+  GcvEngine *e = cpu_engine ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (conversions); i++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+        check_one_plane (e, r, conversions[i].in, conversions[i].out,
+            sizes[s][0], sizes[s][1], b % 2 ? 3 : 0, b, b % 2);
+  gcv_engine_free (e);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* Saturation and rounding at the ends of the 16-bit range, and GRAY32F's
+ * NaN and infinities into GRAY16_LE: a 1x1 kernel of scale 1. */
+GST_START_TEST (test_gray16_saturation)
+{
+  const gfloat in[] = { -5.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.0001f, 2.0f, NAN,
+    INFINITY, -INFINITY
+  };
+  /* 0.5 is 32767.5: the tie goes to the even neighbour */
+  const guint want[] = { 0, 16384, 32768, 49151, 65535, 65535, 65535, 0,
+    65535, 0
+  };
+  const guint n = G_N_ELEMENTS (in);
+  GcvEngine *e = cpu_engine ();
+  GcvFilterDesc d;
+  GcvFilter *f;
+  GcvGeometry g = { GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE, n, 1 };
+  GcvPlan *plan;
+  guint8 out[2 * G_N_ELEMENTS (in)];
+  GcvImage src = { (gpointer) in, sizeof (in) }, dst = { out, sizeof (out) };
+
+  gcv_filter_desc_init (&d);
+  d.kernel_width = d.kernel_height = 1;
+  f = gcv_filter_new (&d, NULL);
+  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+  fail_unless (plan && gcv_plan_run (plan, &src, &dst, NULL));
+  for (guint i = 0; i < n; i++)
+    fail_unless_equals_int (out[2 * i] | out[2 * i + 1] << 8, want[i]);
+  gcv_plan_free (plan);
+  gcv_filter_free (f);
+  gcv_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* --- P010_10LE ----------------------------------------------------------- */
+
+typedef struct {
+  guint8 *y, *uv;
+  gsize y_size, uv_size, y_stride, uv_stride;
+} P010Frame;
+
+static void
+p010_frame_init (P010Frame * fr, RefImage * planes[3], gsize pad)
+{
+  const guint w = planes[0]->width, cw = planes[1]->width;
+
+  fr->y_stride = (gsize) w * 2 + pad;
+  fr->uv_stride = (gsize) cw * 4 + pad;
+  fr->y = plane_to_memory (planes[0], GCV_FORMAT_P010_10LE, fr->y_stride, 0,
+      2, 0, &fr->y_size);
+  /* U and V interleaved: pairs of words */
+  fr->uv = plane_to_memory (planes[1], GCV_FORMAT_P010_10LE, fr->uv_stride,
+      0, 4, 0, &fr->uv_size);
+  for (guint y = 0; y < planes[2]->height; y++)
+    for (guint x = 0; x < cw; x++)
+      put_sample (fr->uv + y * fr->uv_stride + x * 4 + 2,
+          GCV_FORMAT_P010_10LE, ref_pixel (planes[2], x, y)[0]);
+}
+
+static void
+p010_frame_clear (P010Frame * fr)
+{
+  g_free (fr->y);
+  g_free (fr->uv);
+}
+
+static GcvImage
+p010_image (const P010Frame * fr)
+{
+  GcvImage img = { fr->y, fr->y_stride, FALSE, {fr->uv}, {fr->uv_stride} };
+  return img;
+}
+
+/* A P010 frame to P010 (planes=luma or all), GRAY16_LE or GRAY32F. */
+static void
+check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
+    gsize pad, RefBorder border, gboolean rank1, gboolean all)
+{
+  const GcvFormat in = GCV_FORMAT_P010_10LE;
+  const gdouble unit = max_of (out) / max_of (in);
+  GcvGeometry g = { in, out, w, h };
+  RefImage *planes[3], *ref[3];
+  RefParams p;
+  GcvFilterDesc d;
+  gfloat *taps;
+  RefKernel *k = random_params (r, in, border, rank1, &p, &d, &taps);
+  GcvFilter *f;
+  GcvPlan *plan;
+  GError *err = NULL;
+  P010Frame src_fr, dst_fr;
+  GcvImage src, dst;
+  gchar *what = describe (in, out, w, h, pad, &p, rank1);
+  gdouble max_in;
+  guint8 *gray = NULL;
+  gsize gray_stride = (gsize) w * gcv_format_pixel_size (out) + pad;
+
+  d.planes = all ? GCV_PLANES_ALL : GCV_PLANES_LUMA;
+  f = gcv_filter_new (&d, NULL);
+  ref_planes_new (planes, w, h);
+  for (guint c = 0; c < 3; c++)
+    for (gsize i = 0; i < (gsize) planes[c]->width * planes[c]->height; i++)
+      planes[c]->v[i] = g_rand_int_range (r, 0, 1024);
+  max_in = largest_input (planes[0], &p);
+  p010_frame_init (&src_fr, planes, pad);
+  src = p010_image (&src_fr);
+  if (out == in) {
+    p010_frame_init (&dst_fr, planes, pad);
+    memset (dst_fr.y, PAD_BYTE, dst_fr.y_size);
+    memset (dst_fr.uv, PAD_BYTE, dst_fr.uv_size);
+    dst = p010_image (&dst_fr);
+  } else {
+    gray = g_malloc (gray_stride * h);
+    dst = (GcvImage) {
+    gray, gray_stride};
+  }
+  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  fail_unless (plan != NULL, "%s: %s", what, err ? err->message : "?");
+  fail_unless (gcv_plan_run (plan, &src, &dst, &err), "%s: %s", what,
+      err ? err->message : "?");
+  ref_planes_filter (ref, planes, &p, all);
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++) {
+      const guint8 *s = (const guint8 *) dst.data + y * dst.stride
+          + x * gcv_format_pixel_size (out);
+      check_value (get_sample (s, out), ref_pixel (ref[0], x, y)[0] * unit,
+          out, &p, max_in, unit, what, x, y, 0);
+    }
+  if (out == in) {
+    for (guint c = 1; c < 3; c++)
+      for (guint y = 0; y < ref[c]->height; y++)
+        for (guint x = 0; x < ref[c]->width; x++) {
+          const gdouble got = get_sample (dst_fr.uv + y * dst_fr.uv_stride
+              + x * 4 + (c - 1) * 2, out);
+          if (all)
+            check_value (got, ref_pixel (ref[c], x, y)[0], out, &p,
+                largest_input (planes[c], &p), 1.0, what, x, y, c);
+          else
+            fail_unless (got == ref_pixel (planes[c], x, y)[0],
+                "%s: chroma %u at (%u, %u) not copied", what, c, x, y);
+        }
+    p010_frame_clear (&dst_fr);
+  }
+  gcv_plan_free (plan);
+  gcv_filter_free (f);
+  ref_planes_free (ref);
+  ref_planes_free (planes);
+  p010_frame_clear (&src_fr);
+  ref_kernel_free (k);
+  g_free (taps);
+  g_free (gray);
+  g_free (what);
+}
+
+/* loop index: 0 P010 to P010 with planes=luma, 1 with planes=all, 2 to
+ * GRAY16_LE, 3 to GRAY32F */
+GST_START_TEST (test_p010)
+{
+  static const GcvFormat outs[] = { GCV_FORMAT_P010_10LE,
+    GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY32F
+  };
+  gchar *name = g_strdup_printf ("p010 %d", __i__);
+  GRand *r = ref_rand_new (name);
+  GcvEngine *e = cpu_engine ();
+
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (RefBorder b = 0; b < REF_N_BORDERS; b++)
+      for (guint rank1 = 0; rank1 < 2; rank1++) {
+        if (gcvt_quick () && s == 1 && (b + rank1) % 2)
+          continue;
+        check_p010 (e, r, outs[__i__], sizes[s][0], sizes[s][1],
+            (b + rank1) % 2 ? 2 * b + 2 : 0, b, rank1, __i__ == 1);
+      }
+  gcv_engine_free (e);
+  g_rand_free (r);
+  g_free (name);
+}
+
+GST_END_TEST;
+
+/* --- statistics ---------------------------------------------------------- */
+
+/* Statistics of channel c against the reference's, in output units before
+ * rounding (docs/statistics.md): sums within the bound on every sample,
+ * extremes within it, their places holding such a value. */
+static void
+check_channel_stats (const GcvChannelStats * got, const RefImage * ref,
+    guint c, gdouble tol, const gchar * what)
+{
+  RefStats want;
+
+  ref_stats (ref, c, 1.0, 1e30, tol, &want);
+  fail_unless_equals_uint64 (got->count, want.count);
+  fail_unless (fabs (got->sum - want.sum) <= tol * want.count + 1e-6
+      * fabs (want.sum), "%s: channel %u sum %g, the reference %g", what, c,
+      got->sum, want.sum);
+  fail_unless (fabs (got->min - want.min) <= tol && fabs (got->max
+          - want.max) <= tol, "%s: channel %u extremes %g..%g, the reference "
+      "%g..%g", what, c, got->min, got->max, want.min, want.max);
+  fail_unless (fabs (ref_pixel (ref, got->min_x, got->min_y)[c] - got->min)
+      <= 2 * tol && fabs (ref_pixel (ref, got->max_x, got->max_y)[c]
+          - got->max) <= 2 * tol, "%s: channel %u extremes' places", what, c);
+}
+
+/* RGB has three channels of statistics, P010 with planes=all three planes
+ * in 10-bit units; frames of one band and of several. */
+GST_START_TEST (test_statistics)
+{
+  GRand *r = ref_rand_new ("statistics");
+  GcvEngine *e = cpu_engine ();
+  GcvFrameOptions o;
+
+  gcv_frame_options_init (&o);
+  o.statistics = TRUE;
+  for (guint s = 0; s < 2; s++) {
+    const guint w = sizes[s][0], h = sizes[s][1];
+    RefParams p;
+    GcvFilterDesc d;
+    gfloat *taps;
+    RefKernel *k = random_params (r, GCV_FORMAT_RGB, REF_BORDER_REFLECT,
+        s == 0, &p, &d, &taps);
+    GcvFilter *f;
+    GcvGeometry g = { GCV_FORMAT_RGB, GCV_FORMAT_RGB, w, h };
+    RefImage *img = random_image (r, GCV_FORMAT_RGB, w, h, 3), *ref;
+    gsize size;
+    guint8 *in = plane_to_memory (img, GCV_FORMAT_RGB, w * 3, 0, 3, 0, &size);
+    guint8 *out = g_malloc (size);
+    GcvImage src = { in, w * 3 }, dst = { out, w * 3 };
+    GcvPlan *plan;
+    GcvTicket t;
+    GcvFrameStats st;
+    RefImage *planes[3], *pref[3];
+    P010Frame pin, pout;
+    GcvImage psrc, pdst;
+
+    f = gcv_filter_new (&d, NULL);
+    plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+    fail_unless (gcv_plan_submit_with (plan, &src, &dst, &o, &t, NULL));
+    fail_unless (gcv_plan_wait_stats (plan, t, &st, NULL));
+    fail_unless_equals_int (st.n_channels, 3);
+    ref = ref_filter (img, &p);
+    for (guint c = 0; c < 3; c++)
+      check_channel_stats (&st.channel[c], ref, c,
+          ref_float_bound (&p, largest_input (img, &p), 1.0), "RGB");
+    gcv_plan_free (plan);
+    ref_image_free (ref);
+
+    /* P010, planes=all: Y, U and V in 10-bit units */
+    gcv_filter_free (f);
+    d.planes = GCV_PLANES_ALL;
+    p.border_value = d.border_value = 500.0;
+    p.bias = d.bias = 30.0;
+    f = gcv_filter_new (&d, NULL);
+    g.in_format = g.out_format = GCV_FORMAT_P010_10LE;
+    ref_planes_new (planes, w, h);
+    for (guint c = 0; c < 3; c++)
+      for (gsize i = 0; i < (gsize) planes[c]->width * planes[c]->height;
+          i++)
+        planes[c]->v[i] = g_rand_int_range (r, 0, 1024);
+    p010_frame_init (&pin, planes, 0);
+    p010_frame_init (&pout, planes, 0);
+    psrc = p010_image (&pin);
+    pdst = p010_image (&pout);
+    plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+    fail_unless (gcv_plan_submit_with (plan, &psrc, &pdst, &o, &t, NULL));
+    fail_unless (gcv_plan_wait_stats (plan, t, &st, NULL));
+    fail_unless_equals_int (st.n_channels, 3);
+    ref_planes_filter (pref, planes, &p, TRUE);
+    for (guint c = 0; c < 3; c++)
+      check_channel_stats (&st.channel[c], pref[c], 0,
+          ref_float_bound (&p, 1023.0, 1.0), "P010");
+    gcv_plan_free (plan);
+    ref_planes_free (pref);
+    ref_planes_free (planes);
+    p010_frame_clear (&pin);
+    p010_frame_clear (&pout);
+
+    gcv_filter_free (f);
+    ref_image_free (img);
+    ref_kernel_free (k);
+    g_free (taps);
+    g_free (in);
+    g_free (out);
+  }
+  gcv_engine_free (e);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* --- which backend takes which format ------------------------------------ */
+
+static const GcvFormat all_formats[] = {
+  GCV_FORMAT_RGBA, GCV_FORMAT_BGRA, GCV_FORMAT_RGBX, GCV_FORMAT_BGRX,
+  GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY32F, GCV_FORMAT_NV12, GCV_FORMAT_I420,
+  GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB, GCV_FORMAT_BGR, GCV_FORMAT_P010_10LE,
+};
+
+/* Needs no device: the CPU and auto take every format, CUDA all but the
+ * new ones; the names are GStreamer's and go both ways. */
+GST_START_TEST (test_backend_takes_format)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
+    const GcvFormat f = all_formats[i];
+    const gboolean added = f >= GCV_FORMAT_GRAY16_LE;
+    GcvFormat back;
+
+    fail_unless (gcv_backend_takes_format (GCV_BACKEND_CPU, f));
+    fail_unless (gcv_backend_takes_format (GCV_BACKEND_AUTO, f));
+    fail_unless (gcv_backend_takes_format (GCV_BACKEND_CUDA, f) == !added,
+        "CUDA %s %s", added ? "takes" : "does not take", gcv_format_name (f));
+    fail_unless (gcv_format_from_name (gcv_format_name (f), &back));
+    fail_unless_equals_int (back, f);
+  }
+  fail_unless_equals_string (gcv_format_name (GCV_FORMAT_P010_10LE),
+      "P010_10LE");
+  fail_unless_equals_string (gcv_format_name (GCV_FORMAT_GRAY16_LE),
+      "GRAY16_LE");
+  fail_unless_equals_int (gcv_format_pixel_size (GCV_FORMAT_RGB), 3);
+  fail_unless_equals_int (gcv_format_pixel_size (GCV_FORMAT_P010_10LE), 2);
+  fail_unless_equals_int (gcv_frame_size (GCV_FORMAT_BGR, 5, 2, 16), 31);
+  fail_if (gcv_backend_takes_format (GCV_BACKEND_CPU,
+          (GcvFormat) (GCV_FORMAT_P010_10LE + 1)));
+}
+
+GST_END_TEST;
+
+/* Pairs the engine refuses, naming both formats, before any backend work. */
+GST_START_TEST (test_refused_pairs)
+{
+  static const struct
+  {
+    GcvFormat in, out;
+  } refused[] = {
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY8},
+    {GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_RGB, GCV_FORMAT_RGBA},
+    {GCV_FORMAT_BGR, GCV_FORMAT_RGB},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY8},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_NV12},
+    {GCV_FORMAT_NV12, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_P010_10LE},
+  };
+  GcvEngine *e = cpu_engine ();
+  GcvFilterDesc d;
+  GcvFilter *f;
+
+  gcv_filter_desc_init (&d);
+  f = gcv_filter_new (&d, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++) {
+    GcvGeometry g = { refused[i].in, refused[i].out, 8, 8 };
+    GError *err = NULL;
+    gchar *want = g_strdup_printf ("cannot convert %s to %s",
+        gcv_format_name (refused[i].in), gcv_format_name (refused[i].out));
+
+    fail_if (gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err));
+    fail_unless (g_error_matches (err, GCV_ERROR, GCV_ERROR_FRAME));
+    fail_unless_equals_string (err->message, want);
+    g_error_free (err);
+    g_free (want);
+  }
+  gcv_filter_free (f);
+  gcv_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* A CUDA plan of a new format is refused as a settings error naming it,
+ * and the engine goes on with the formats it takes. */
+GST_START_TEST (test_cuda_refuses)
+{
+  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CUDA, -1, NULL);
+  GcvFilterDesc d;
+  GcvFilter *f;
+  GcvGeometry ok = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, 16, 16 };
+  GcvPlan *plan;
+
+  fail_unless (e != NULL);
+  gcv_filter_desc_init (&d);
+  f = gcv_filter_new (&d, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
+    const GcvFormat in = all_formats[i];
+    const GcvFormat out = in == GCV_FORMAT_P010_10LE ? GCV_FORMAT_GRAY32F :
+        in;
+    GcvGeometry g = { in, out, 16, 16 };
+    GError *err = NULL;
+    gchar *want;
+
+    if (in < GCV_FORMAT_GRAY16_LE)
+      continue;
+    want = g_strdup_printf ("%s is not supported by the CUDA backend in "
+        "this version (use the CPU backend)", gcv_format_name (in));
+    fail_if (gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err));
+    fail_unless (g_error_matches (err, GCV_ERROR, GCV_ERROR_SETTINGS));
+    fail_unless_equals_string (err->message, want);
+    g_error_free (err);
+    g_free (want);
+  }
+  /* GRAY32F in, GRAY16_LE out: the output is named */
+  {
+    GcvGeometry g = { GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE, 16, 16 };
+    GError *err = NULL;
+    fail_if (gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err));
+    fail_unless (strstr (err->message, "GRAY16_LE") != NULL);
+    g_error_free (err);
+  }
+  plan = gcv_plan_new (e, &ok, f, GCV_FAMILY_AUTO, 1, NULL);
+  fail_unless (plan != NULL);
+  gcv_plan_free (plan);
+  gcv_filter_free (f);
+  gcv_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* --- the element ---------------------------------------------------------- */
+
+/* One frame of `in` through the element to `out`, in system memory with
+ * GStreamer's default layout, against the reference (the first plane). */
+static void
+check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
+{
+  const guint ch = channels_of (in);
+  const gdouble unit = max_of (out) / max_of (in);
+  /* GRAY32F has no GstVideoFormat: its rows are those of GRAY16_LE of
+   * twice the width */
+  const gboolean in_float = in == GCV_FORMAT_GRAY32F;
+  const GstVideoFormat vin = in_float ? GST_VIDEO_FORMAT_GRAY16_LE :
+      gst_video_format_from_string (gcv_format_name (in));
+  RefImage *img = random_image (r, in, w, h, ch), *ref;
+  RefParams p;
+  GcvFilterDesc d;
+  gfloat *taps;
+  RefKernel *k = random_params (r, in, REF_BORDER_REFLECT101, FALSE, &p, &d,
+      &taps);
+  GstElement *e = gcvt_element_new ();
+  GstHarness *h_;
+  GstVideoInfo info;
+  GstVideoFrame frame;
+  GstBuffer *buf, *outbuf;
+  GstMapInfo map;
+  gchar *in_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+      "height=%u,framerate=30/1", gcv_format_name (in), w, h);
+  gchar *out_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+      "height=%u,framerate=30/1", gcv_format_name (out), w, h);
+  gchar *what = describe (in, out, w, h, 0, &p, FALSE);
+  gsize out_stride = (gsize) w * gcv_format_pixel_size (out);
+
+  gcvt_set_params (e, &p);
+  h_ = gcvt_harness_new (e);
+  gst_harness_set_caps_str (h_, in_caps, out_caps);
+  gst_video_info_set_format (&info, vin, in_float ? 2 * w : w, h);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+            + x * gcv_format_pixel_size (in) + c * sample_bytes (in), in,
+            ref_pixel (img, x, y)[c]);
+  /* P010's chroma: mid-grey */
+  for (guint i = 1; i < GST_VIDEO_FRAME_N_PLANES (&frame); i++)
+    for (guint y = 0; y < (guint) GST_VIDEO_FRAME_COMP_HEIGHT (&frame, 1);
+        y++)
+      for (guint x = 0; x < 2 * (guint) GST_VIDEO_FRAME_COMP_WIDTH (&frame,
+              1); x++)
+        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, i)
+            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i) + x * 2, in, 512);
+  gst_video_frame_unmap (&frame);
+  outbuf = gcvt_process (h_, buf);
+  fail_unless (outbuf != NULL, "%s: no output", what);
+  if (out != GCV_FORMAT_GRAY32F) {
+    GstVideoInfo oi;
+    gst_video_info_set_format (&oi, gst_video_format_from_string
+        (gcv_format_name (out)), w, h);
+    out_stride = GST_VIDEO_INFO_PLANE_STRIDE (&oi, 0);
+  }
+  fail_unless (gst_buffer_map (outbuf, &map, GST_MAP_READ));
+  ref = ref_filter (img, &p);
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        check_value (get_sample (map.data + y * out_stride
+                + x * gcv_format_pixel_size (out) + c * sample_bytes (out),
+                out), ref_pixel (ref, x, y)[c] * unit, out, &p,
+            largest_input (img, &p), unit, what, x, y, c);
+  gst_buffer_unmap (outbuf, &map);
+  gst_buffer_unref (outbuf);
+  gst_harness_teardown (h_);
+  gcvt_element_unref (e);
+  ref_image_free (ref);
+  ref_image_free (img);
+  ref_kernel_free (k);
+  g_free (taps);
+  g_free (in_caps);
+  g_free (out_caps);
+  g_free (what);
+}
+
+/* The new formats and their conversions negotiate through the element and
+ * come out as the engine computes them. */
+GST_START_TEST (test_element_formats)
+{
+  static const struct
+  {
+    GcvFormat in, out;
+  } cases[] = {
+    {GCV_FORMAT_RGB, GCV_FORMAT_RGB},
+    {GCV_FORMAT_BGR, GCV_FORMAT_BGR},
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY32F},
+    {GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY16_LE},
+    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY32F},
+  };
+  GRand *r = ref_rand_new ("element_formats");
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    check_element (r, cases[c].in, cases[c].out, 37, 23);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* A pair the engine does not convert is not negotiated. */
+GST_START_TEST (test_element_refuses_pair)
+{
+  GstElement *e = gcvt_element_new ();
+  GstHarness *h = gcvt_harness_new (e);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 16 * 8 * 3, NULL);
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=P010_10LE,width=16,height=8,framerate=30/1");
+  gst_harness_set_sink_caps_str (h,
+      "video/x-raw,format=GRAY8,width=16,height=8,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+formats_suite (void)
+{
+  Suite *s = suite_create ("gpuconvolve-formats");
+  TCase *tc = tcase_create ("formats");
+  const gboolean cpu = !gcvt_on_cuda ();
+  const gchar *why = "the new formats run on the CPU backend only";
+
+  tcase_set_timeout (tc, 240);
+  suite_add_tcase (s, tc);
+  GCVT_ADD_LOOP_TEST_IF (tc, test_one_plane_formats, 0,
+      G_N_ELEMENTS (new_formats), cpu, why);
+  GCVT_ADD_TEST_IF (tc, test_conversions, cpu, why);
+  GCVT_ADD_TEST_IF (tc, test_gray16_saturation, cpu, why);
+  GCVT_ADD_LOOP_TEST_IF (tc, test_p010, 0, 4, cpu, why);
+  GCVT_ADD_TEST_IF (tc, test_statistics, cpu, why);
+  GCVT_ADD_TEST_IF (tc, test_element_formats, cpu, why);
+  tcase_add_test (tc, test_element_refuses_pair);
+  tcase_add_test (tc, test_backend_takes_format);
+  tcase_add_test (tc, test_refused_pairs);
+  GCVT_ADD_TEST_IF (tc, test_cuda_refuses,
+      gcv_backend_available (GCV_BACKEND_CUDA, -1, NULL),
+      "no usable CUDA device");
+  return s;
+}
+
+GCVT_MAIN (formats)
