@@ -112,21 +112,23 @@ cpu_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
   return cp;
 }
 
-/* The rectangles into bands of the set-up's height, as tasks. */
+/* A rectangle in bands of the set-up's height, as tasks. */
+static void
+add_bands (CpuPlan * cp, const GcvRect * r, gboolean copy)
+{
+  const guint band = cp->setup->band, y1 = (guint) (r->y + r->height);
+
+  for (guint y = r->y; y < y1; y += band) {
+    CpuTask t = { r->x, r->x + r->width, y, MIN (y + band, y1), copy };
+    g_array_append_val (cp->tasks, t);
+  }
+}
+
 static void
 add_tasks (CpuPlan * cp, const GArray * rects, gboolean copy)
 {
-  const guint band = cp->setup->band;
-
-  for (guint i = 0; i < rects->len; i++) {
-    const GcvRect *r = &g_array_index (rects, GcvRect, i);
-    for (guint y = r->y; y < (guint) (r->y + r->height); y += band) {
-      CpuTask t = { r->x, r->x + r->width, y,
-        MIN (y + band, (guint) (r->y + r->height)), copy
-      };
-      g_array_append_val (cp->tasks, t);
-    }
-  }
+  for (guint i = 0; i < rects->len; i++)
+    add_bands (cp, &g_array_index (rects, GcvRect, i), copy);
 }
 
 /* The frame's tasks: bands of the whole frame, or of the filtered area
@@ -138,10 +140,7 @@ plan_tasks (CpuPlan * cp, const GcvPlan * plan, const GcvFrameOptions * o)
 
   g_array_set_size (cp->tasks, 0);
   if (!gcv_regions_restrict (o)) {
-    for (guint y = 0; y < h; y += cp->setup->band) {
-      CpuTask t = { 0, w, y, MIN (y + cp->setup->band, h), FALSE };
-      g_array_append_val (cp->tasks, t);
-    }
+    add_bands (cp, &(GcvRect) { 0, 0, w, h }, FALSE);
     return (guint64) w * h;
   }
   if (plan->region_plane.frame_width)
