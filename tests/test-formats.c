@@ -4,109 +4,14 @@
  * on frames of several CPU strips and bands, with padded strides that
  * leave 16-bit rows unaligned, every border, separable and direct kernels;
  * statistics of RGB and P010; the backends' answer to which formats they
- * take, and the CUDA backend's refusal where a device is there; and the
- * element's negotiation of the new formats. */
-#include "common.h"
+ * take, and the CUDA backend's refusal where a device is there. The
+ * element's part is test-formats-element.c. */
+#include "common-formats.h"
 
-#include "gcv.h"
-
-#include <gst/video/video.h>
 #include <math.h>
 #include <string.h>
 
 #define PAD_BYTE 0xa5
-
-static guint
-channels_of (GcvFormat f)
-{
-  return f == GCV_FORMAT_RGB || f == GCV_FORMAT_BGR ? 3 : 1;
-}
-
-/* The largest sample (GRAY32F: 1.0, which the conversions map to the
- * integer formats' largest). */
-static gdouble
-max_of (GcvFormat f)
-{
-  switch (f) {
-    case GCV_FORMAT_GRAY16_LE:
-      return 65535.0;
-    case GCV_FORMAT_P010_10LE:
-      return 1023.0;
-    case GCV_FORMAT_GRAY32F:
-      return 1.0;
-    default:
-      return 255.0;
-  }
-}
-
-static gsize
-sample_bytes (GcvFormat f)
-{
-  return gcv_format_pixel_size (f) / channels_of (f);
-}
-
-/* One sample to memory as the format stores it: P010's 10 bits high. */
-static void
-put_sample (guint8 * p, GcvFormat f, gdouble v)
-{
-  guint w;
-
-  switch (f) {
-    case GCV_FORMAT_GRAY32F:{
-      gfloat x = (gfloat) v;
-      memcpy (p, &x, sizeof (x));
-      return;
-    }
-    case GCV_FORMAT_GRAY16_LE:
-    case GCV_FORMAT_P010_10LE:
-      w = (guint) v << (f == GCV_FORMAT_P010_10LE ? 6 : 0);
-      p[0] = (guint8) w;
-      p[1] = (guint8) (w >> 8);
-      return;
-    default:
-      *p = (guint8) v;
-  }
-}
-
-/* The value a sample holds; P010 words must have their low 6 bits zero. */
-static gdouble
-get_sample (const guint8 * p, GcvFormat f)
-{
-  guint w;
-
-  switch (f) {
-    case GCV_FORMAT_GRAY32F:{
-      gfloat x;
-      memcpy (&x, p, sizeof (x));
-      return x;
-    }
-    case GCV_FORMAT_GRAY16_LE:
-    case GCV_FORMAT_P010_10LE:
-      w = p[0] | p[1] << 8;
-      if (f == GCV_FORMAT_P010_10LE) {
-        fail_unless ((w & 0x3f) == 0, "P010 word 0x%04x has low bits set", w);
-        w >>= 6;
-      }
-      return w;
-    default:
-      return *p;
-  }
-}
-
-/* Random samples: whole numbers of the format's range, or floats a little
- * beyond 0..1 for GRAY32F. */
-static RefImage *
-random_image (GRand * r, GcvFormat f, guint w, guint h, guint channels)
-{
-  RefImage *img = ref_image_new (w, h, channels);
-  const gsize n = (gsize) w * h * channels;
-
-  for (gsize i = 0; i < n; i++)
-    img->v[i] = f == GCV_FORMAT_GRAY32F ?
-        (gfloat) g_rand_double_range (r, -0.25, 1.25) :
-        g_rand_int_range (r, 0, (gint32) max_of (f) + 1);
-  return img;
-}
 
 /* A plane of `img` in memory, rows `stride` bytes apart from `offset` on
  * (an odd offset and stride leave 16-bit and float rows unaligned), the
@@ -123,90 +28,9 @@ plane_to_memory (const RefImage * img, GcvFormat f, gsize stride,
   for (guint y = 0; y < img->height; y++)
     for (guint x = 0; x < img->width; x++)
       for (guint c = 0; c < img->channels; c++)
-        put_sample (mem + offset + y * stride + x * step + first
-            + c * sample_bytes (f), f, ref_pixel (img, x, y)[c]);
+        gcvt_fmt_put (mem + offset + y * stride + x * step + first
+            + c * gcvt_fmt_sample_bytes (f), f, ref_pixel (img, x, y)[c]);
   return mem;
-}
-
-/* A random kernel of up to 7x7 (rank 1: the separable path; else direct)
- * with random anchor, bias and border value in the input's units, scaled
- * to keep outputs in range; its description for the engine. */
-static RefKernel *
-random_params (GRand * r, GcvFormat in, RefBorder border, gboolean rank1,
-    RefParams * p, GcvFilterDesc * d, gfloat ** taps)
-{
-  const guint kw = g_rand_int_range (r, 1, 8), kh = g_rand_int_range (r, 1,
-      8);
-  RefKernel *k = gcvt_random_kernel (r, kw, kh, rank1);
-  const gdouble range = max_of (in);
-
-  ref_params_init (p, k);
-  p->border = border;
-  p->scale = (gfloat) (1.0 / ref_kernel_sum_abs (k));
-  p->anchor_x = g_rand_int_range (r, 0, kw);
-  p->anchor_y = g_rand_int_range (r, 0, kh);
-  p->bias = in == GCV_FORMAT_GRAY32F ? 0.25 : floor (range * 0.2);
-  p->border_value = in == GCV_FORMAT_GRAY32F ? 0.75 : floor (range * 0.7);
-
-  *taps = g_new (gfloat, kw * kh);
-  for (guint i = 0; i < kw * kh; i++)
-    (*taps)[i] = (gfloat) k->k[i];
-  gcv_filter_desc_init (d);
-  d->builtin = GCV_BUILTIN_CUSTOM;
-  d->kernel = *taps;
-  d->n_kernel = kw * kh;
-  d->kernel_width = kw;
-  d->kernel_height = kh;
-  d->scale = p->scale;
-  d->bias = p->bias;
-  d->anchor_x = p->anchor_x;
-  d->anchor_y = p->anchor_y;
-  d->border = (GcvBorder) border;
-  d->border_value = p->border_value;
-  return k;
-}
-
-/* The largest |input| the bounds count, the border value included. */
-static gdouble
-largest_input (const RefImage * img, const RefParams * p)
-{
-  gdouble m = ref_image_max_abs (img);
-
-  if (p->border == REF_BORDER_CONSTANT)
-    m = MAX (m, fabs (p->border_value));
-  return m;
-}
-
-/* A result against the exact value (in output units) within the format's
- * bound (docs/formats.md): the float bound, or for integer formats
- * max(1, 1e-5 * sum|scale K| * m) from the rounded exact value. */
-static void
-check_value (gdouble got, gdouble exact, GcvFormat out, const RefParams * p,
-    gdouble max_in, gdouble unit, const gchar * what, guint x, guint y,
-    guint c)
-{
-  gdouble want, tol;
-
-  if (out == GCV_FORMAT_GRAY32F) {
-    want = exact;
-    tol = ref_float_bound (p, max_in, unit);
-  } else {
-    want = ref_to_uint (exact, (guint) max_of (out));
-    tol = ref_u8_bound (p, max_in * unit);
-  }
-  if (!(fabs (got - want) <= tol))
-    fail ("%s: (%u, %u) channel %u is %.6g, the reference %.6g (exact "
-        "%.6g), off by more than %g", what, x, y, c, got, want, exact, tol);
-}
-
-static gchar *
-describe (GcvFormat in, GcvFormat out, guint w, guint h, gsize pad,
-    const RefParams * p, gboolean rank1)
-{
-  return g_strdup_printf ("%s -> %s %ux%u pad %" G_GSIZE_FORMAT ", %ux%u %s "
-      "kernel, border=%s", gcv_format_name (in), gcv_format_name (out), w, h,
-      pad, p->kernel->kw, p->kernel->kh, rank1 ? "rank-1" : "dense",
-      ref_border_nick (p->border));
 }
 
 static GcvEngine *
@@ -225,17 +49,17 @@ static void
 check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
     guint w, guint h, gsize pad, RefBorder border, gboolean rank1)
 {
-  const guint ch = channels_of (in);
+  const guint ch = gcvt_fmt_channels (in);
   const gsize in_stride = (gsize) w * gcv_format_pixel_size (in) + pad,
       out_stride = (gsize) w * gcv_format_pixel_size (out) + pad,
       offset = pad % 4;
-  const gdouble unit = max_of (out) / max_of (in);
+  const gdouble unit = gcvt_fmt_max (out) / gcvt_fmt_max (in);
   GcvGeometry g = { in, out, w, h };
-  RefImage *img = random_image (r, in, w, h, ch), *ref;
+  RefImage *img = gcvt_fmt_random_image (r, in, w, h, ch), *ref;
   RefParams p;
   GcvFilterDesc d;
   gfloat *taps;
-  RefKernel *k = random_params (r, in, border, rank1, &p, &d, &taps);
+  RefKernel *k = gcvt_fmt_random_params (r, in, border, rank1, &p, &d, &taps);
   GcvFilter *f = gcv_filter_new (&d, NULL);
   GcvPlan *plan;
   GError *err = NULL;
@@ -246,8 +70,8 @@ check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
   GcvImage src = { src_mem + offset, in_stride }, dst = { dst_mem + offset,
     out_stride
   };
-  gchar *what = describe (in, out, w, h, pad, &p, rank1);
-  const gdouble max_in = largest_input (img, &p);
+  gchar *what = gcvt_fmt_describe (in, out, w, h, pad, &p, rank1);
+  const gdouble max_in = gcvt_fmt_largest_input (img, &p);
 
   fail_unless (f != NULL, "%s: filter refused", what);
   memset (dst_mem, PAD_BYTE, out_size);
@@ -260,9 +84,11 @@ check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
     const guint8 *row = dst.data + y * out_stride;
     for (guint x = 0; x < w; x++)
       for (guint c = 0; c < ch; c++)
-        check_value (get_sample (row + x * gcv_format_pixel_size (out)
-                + c * sample_bytes (out), out), ref_pixel (ref, x, y)[c]
-            * unit, out, &p, max_in, unit, what, x, y, c);
+        gcvt_fmt_check_value (gcvt_fmt_get (row
+                + x * gcv_format_pixel_size (out)
+                + c * gcvt_fmt_sample_bytes (out), out),
+            ref_pixel (ref, x, y)[c] * unit, out, &p, max_in, unit, what, x,
+            y, c);
     /* nothing past the row's last pixel is written */
     for (gsize b = (gsize) w * gcv_format_pixel_size (out); b < out_stride;
         b++)
@@ -392,7 +218,7 @@ p010_frame_init (P010Frame * fr, RefImage * planes[3], gsize pad)
       0, 4, 0, &fr->uv_size);
   for (guint y = 0; y < planes[2]->height; y++)
     for (guint x = 0; x < cw; x++)
-      put_sample (fr->uv + y * fr->uv_stride + x * 4 + 2,
+      gcvt_fmt_put (fr->uv + y * fr->uv_stride + x * 4 + 2,
           GCV_FORMAT_P010_10LE, ref_pixel (planes[2], x, y)[0]);
 }
 
@@ -416,19 +242,19 @@ check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
     gsize pad, RefBorder border, gboolean rank1, gboolean all)
 {
   const GcvFormat in = GCV_FORMAT_P010_10LE;
-  const gdouble unit = max_of (out) / max_of (in);
+  const gdouble unit = gcvt_fmt_max (out) / gcvt_fmt_max (in);
   GcvGeometry g = { in, out, w, h };
   RefImage *planes[3], *ref[3];
   RefParams p;
   GcvFilterDesc d;
   gfloat *taps;
-  RefKernel *k = random_params (r, in, border, rank1, &p, &d, &taps);
+  RefKernel *k = gcvt_fmt_random_params (r, in, border, rank1, &p, &d, &taps);
   GcvFilter *f;
   GcvPlan *plan;
   GError *err = NULL;
   P010Frame src_fr, dst_fr;
   GcvImage src, dst;
-  gchar *what = describe (in, out, w, h, pad, &p, rank1);
+  gchar *what = gcvt_fmt_describe (in, out, w, h, pad, &p, rank1);
   gdouble max_in;
   guint8 *gray = NULL;
   gsize gray_stride = (gsize) w * gcv_format_pixel_size (out) + pad;
@@ -439,7 +265,7 @@ check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
   for (guint c = 0; c < 3; c++)
     for (gsize i = 0; i < (gsize) planes[c]->width * planes[c]->height; i++)
       planes[c]->v[i] = g_rand_int_range (r, 0, 1024);
-  max_in = largest_input (planes[0], &p);
+  max_in = gcvt_fmt_largest_input (planes[0], &p);
   p010_frame_init (&src_fr, planes, pad);
   src = p010_image (&src_fr);
   if (out == in) {
@@ -461,18 +287,19 @@ check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
     for (guint x = 0; x < w; x++) {
       const guint8 *s = (const guint8 *) dst.data + y * dst.stride
           + x * gcv_format_pixel_size (out);
-      check_value (get_sample (s, out), ref_pixel (ref[0], x, y)[0] * unit,
-          out, &p, max_in, unit, what, x, y, 0);
+      gcvt_fmt_check_value (gcvt_fmt_get (s, out),
+          ref_pixel (ref[0], x, y)[0] * unit, out, &p, max_in, unit, what,
+          x, y, 0);
     }
   if (out == in) {
     for (guint c = 1; c < 3; c++)
       for (guint y = 0; y < ref[c]->height; y++)
         for (guint x = 0; x < ref[c]->width; x++) {
-          const gdouble got = get_sample (dst_fr.uv + y * dst_fr.uv_stride
+          const gdouble got = gcvt_fmt_get (dst_fr.uv + y * dst_fr.uv_stride
               + x * 4 + (c - 1) * 2, out);
           if (all)
-            check_value (got, ref_pixel (ref[c], x, y)[0], out, &p,
-                largest_input (planes[c], &p), 1.0, what, x, y, c);
+            gcvt_fmt_check_value (got, ref_pixel (ref[c], x, y)[0], out, &p,
+                gcvt_fmt_largest_input (planes[c], &p), 1.0, what, x, y, c);
           else
             fail_unless (got == ref_pixel (planes[c], x, y)[0],
                 "%s: chroma %u at (%u, %u) not copied", what, c, x, y);
@@ -555,11 +382,11 @@ GST_START_TEST (test_statistics)
     RefParams p;
     GcvFilterDesc d;
     gfloat *taps;
-    RefKernel *k = random_params (r, GCV_FORMAT_RGB, REF_BORDER_REFLECT,
-        s == 0, &p, &d, &taps);
+    RefKernel *k = gcvt_fmt_random_params (r, GCV_FORMAT_RGB,
+        REF_BORDER_REFLECT, s == 0, &p, &d, &taps);
     GcvFilter *f;
     GcvGeometry g = { GCV_FORMAT_RGB, GCV_FORMAT_RGB, w, h };
-    RefImage *img = random_image (r, GCV_FORMAT_RGB, w, h, 3), *ref;
+    RefImage *img = gcvt_fmt_random_image (r, GCV_FORMAT_RGB, w, h, 3), *ref;
     gsize size;
     guint8 *in = plane_to_memory (img, GCV_FORMAT_RGB, w * 3, 0, 3, 0, &size);
     guint8 *out = g_malloc (size);
@@ -579,7 +406,7 @@ GST_START_TEST (test_statistics)
     ref = ref_filter (img, &p);
     for (guint c = 0; c < 3; c++)
       check_channel_stats (&st.channel[c], ref, c,
-          ref_float_bound (&p, largest_input (img, &p), 1.0), "RGB");
+          ref_float_bound (&p, gcvt_fmt_largest_input (img, &p), 1.0), "RGB");
     gcv_plan_free (plan);
     ref_image_free (ref);
 
@@ -751,134 +578,6 @@ GST_START_TEST (test_cuda_refuses)
 
 GST_END_TEST;
 
-/* --- the element ---------------------------------------------------------- */
-
-/* One frame of `in` through the element to `out`, in system memory with
- * GStreamer's default layout, against the reference (the first plane). */
-static void
-check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
-{
-  const guint ch = channels_of (in);
-  const gdouble unit = max_of (out) / max_of (in);
-  /* GRAY32F has no GstVideoFormat: its rows are those of GRAY16_LE of
-   * twice the width */
-  const gboolean in_float = in == GCV_FORMAT_GRAY32F;
-  const GstVideoFormat vin = in_float ? GST_VIDEO_FORMAT_GRAY16_LE :
-      gst_video_format_from_string (gcv_format_name (in));
-  RefImage *img = random_image (r, in, w, h, ch), *ref;
-  RefParams p;
-  GcvFilterDesc d;
-  gfloat *taps;
-  RefKernel *k = random_params (r, in, REF_BORDER_REFLECT101, FALSE, &p, &d,
-      &taps);
-  GstElement *e = gcvt_element_new ();
-  GstHarness *h_;
-  GstVideoInfo info;
-  GstVideoFrame frame;
-  GstBuffer *buf, *outbuf;
-  GstMapInfo map;
-  gchar *in_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
-      "height=%u,framerate=30/1", gcv_format_name (in), w, h);
-  gchar *out_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
-      "height=%u,framerate=30/1", gcv_format_name (out), w, h);
-  gchar *what = describe (in, out, w, h, 0, &p, FALSE);
-  gsize out_stride = (gsize) w * gcv_format_pixel_size (out);
-
-  gcvt_set_params (e, &p);
-  h_ = gcvt_harness_new (e);
-  gst_harness_set_caps_str (h_, in_caps, out_caps);
-  gst_video_info_set_format (&info, vin, in_float ? 2 * w : w, h);
-  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
-  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
-  for (guint y = 0; y < h; y++)
-    for (guint x = 0; x < w; x++)
-      for (guint c = 0; c < ch; c++)
-        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
-            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
-            + x * gcv_format_pixel_size (in) + c * sample_bytes (in), in,
-            ref_pixel (img, x, y)[c]);
-  /* P010's chroma: mid-grey */
-  for (guint i = 1; i < GST_VIDEO_FRAME_N_PLANES (&frame); i++)
-    for (guint y = 0; y < (guint) GST_VIDEO_FRAME_COMP_HEIGHT (&frame, 1);
-        y++)
-      for (guint x = 0; x < 2 * (guint) GST_VIDEO_FRAME_COMP_WIDTH (&frame,
-              1); x++)
-        put_sample ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, i)
-            + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i) + x * 2, in, 512);
-  gst_video_frame_unmap (&frame);
-  outbuf = gcvt_process (h_, buf);
-  fail_unless (outbuf != NULL, "%s: no output", what);
-  if (out != GCV_FORMAT_GRAY32F) {
-    GstVideoInfo oi;
-    gst_video_info_set_format (&oi, gst_video_format_from_string
-        (gcv_format_name (out)), w, h);
-    out_stride = GST_VIDEO_INFO_PLANE_STRIDE (&oi, 0);
-  }
-  fail_unless (gst_buffer_map (outbuf, &map, GST_MAP_READ));
-  ref = ref_filter (img, &p);
-  for (guint y = 0; y < h; y++)
-    for (guint x = 0; x < w; x++)
-      for (guint c = 0; c < ch; c++)
-        check_value (get_sample (map.data + y * out_stride
-                + x * gcv_format_pixel_size (out) + c * sample_bytes (out),
-                out), ref_pixel (ref, x, y)[c] * unit, out, &p,
-            largest_input (img, &p), unit, what, x, y, c);
-  gst_buffer_unmap (outbuf, &map);
-  gst_buffer_unref (outbuf);
-  gst_harness_teardown (h_);
-  gcvt_element_unref (e);
-  ref_image_free (ref);
-  ref_image_free (img);
-  ref_kernel_free (k);
-  g_free (taps);
-  g_free (in_caps);
-  g_free (out_caps);
-  g_free (what);
-}
-
-/* The new formats and their conversions negotiate through the element and
- * come out as the engine computes them. */
-GST_START_TEST (test_element_formats)
-{
-  static const struct
-  {
-    GcvFormat in, out;
-  } cases[] = {
-    {GCV_FORMAT_RGB, GCV_FORMAT_RGB},
-    {GCV_FORMAT_BGR, GCV_FORMAT_BGR},
-    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY16_LE},
-    {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_GRAY32F},
-    {GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE},
-    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY16_LE},
-    {GCV_FORMAT_P010_10LE, GCV_FORMAT_GRAY32F},
-  };
-  GRand *r = ref_rand_new ("element_formats");
-
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    check_element (r, cases[c].in, cases[c].out, 37, 23);
-  g_rand_free (r);
-}
-
-GST_END_TEST;
-
-/* A pair the engine does not convert is not negotiated. */
-GST_START_TEST (test_element_refuses_pair)
-{
-  GstElement *e = gcvt_element_new ();
-  GstHarness *h = gcvt_harness_new (e);
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, 16 * 8 * 3, NULL);
-
-  gst_harness_set_src_caps_str (h,
-      "video/x-raw,format=P010_10LE,width=16,height=8,framerate=30/1");
-  gst_harness_set_sink_caps_str (h,
-      "video/x-raw,format=GRAY8,width=16,height=8,framerate=30/1");
-  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_NOT_NEGOTIATED);
-  gst_harness_teardown (h);
-  gcvt_element_unref (e);
-}
-
-GST_END_TEST;
-
 static Suite *
 formats_suite (void)
 {
@@ -895,8 +594,6 @@ formats_suite (void)
   GCVT_ADD_TEST_IF (tc, test_gray16_saturation, cpu, why);
   GCVT_ADD_LOOP_TEST_IF (tc, test_p010, 0, 4, cpu, why);
   GCVT_ADD_TEST_IF (tc, test_statistics, cpu, why);
-  GCVT_ADD_TEST_IF (tc, test_element_formats, cpu, why);
-  tcase_add_test (tc, test_element_refuses_pair);
   tcase_add_test (tc, test_backend_takes_format);
   tcase_add_test (tc, test_refused_pairs);
   GCVT_ADD_TEST_IF (tc, test_cuda_refuses,

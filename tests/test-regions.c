@@ -3,12 +3,12 @@
  * the reference with a mask (ref_region_filtered()), regions from the
  * property, from ROI metas and from both, with overlaps, edges, empty
  * regions and regions outside the frame; the crop origin; 4:2:0 chroma;
+ * GRAY16_LE, RGB and P010_10LE;
  * statistics of the filtered area; and the refusals. On the CUDA backend,
  * which filters whole frames only in this version, the refusal is what is
  * checked. */
-#include "common.h"
+#include "common-formats.h"
 
-#include <gst/video/video.h>
 #include <math.h>
 #include <string.h>
 
@@ -393,6 +393,121 @@ GST_START_TEST (test_regions_planar)
 
 GST_END_TEST;
 
+/* GRAY16_LE, RGB and P010_10LE (planes=all), CPU only: each mode with the
+ * awkward regions, filtered samples against the reference, the others the
+ * input's bytes exactly. P010's input words carry low bits: the copied
+ * area keeps them, the filtered one stores the low bits zero. */
+GST_START_TEST (test_regions_cpu_formats)
+{
+  const GcvFormat formats[] = { GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB,
+    GCV_FORMAT_P010_10LE
+  };
+  /* several strips and bands; odd, where P010's last chroma samples
+   * cover one pixel column and row */
+  const guint sizes[][2] = { {1031, 67}, {301, 157}, {45, 31} };
+  GRand *r = ref_rand_new_seeded ("test_regions_cpu_formats", 77);
+
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (guint mode = 1; mode <= 2; mode++) {
+      const GcvFormat fmt = formats[f];
+      const gboolean p010 = fmt == GCV_FORMAT_P010_10LE;
+      const guint w = sizes[f][0], hgt = sizes[f][1], n_planes = p010 ? 3 : 1;
+      RefImage *planes[3] = { NULL, NULL, NULL }, *want[3] = { NULL, NULL,
+        NULL
+      };
+      gint rects[4 * 10];
+      const guint n = awkward_regions (r, w, hgt, rects);
+      RefParams p;
+      GcvFilterDesc d;
+      gfloat *taps;
+      RefKernel *k = gcvt_fmt_random_params (r, fmt, (RefBorder) ((f + mode)
+              % REF_N_BORDERS), mode == 1, &p, &d, &taps);
+      GstElement *e = gcvt_element_new ();
+      GstHarness *h;
+      GstVideoInfo info;
+      GstVideoFrame in_frame, out_frame;
+      GstBuffer *buf, *kept, *out;
+      gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+          "height=%u,framerate=30/1", gcv_format_name (fmt), w, hgt);
+      gchar *what = gcvt_fmt_describe (fmt, fmt, w, hgt, 0, &p, mode == 1);
+
+      if (p010) {
+        ref_planes_new (planes, w, hgt);
+        for (guint i = 0; i < 3; i++)
+          for (gsize s = 0; s < (gsize) planes[i]->width * planes[i]->height;
+              s++)
+            planes[i]->v[s] = g_rand_int_range (r, 0, 1024);
+        ref_planes_filter (want, planes, &p, TRUE);
+        gst_util_set_object_arg (G_OBJECT (e), "planes", "all");
+      } else {
+        planes[0] = gcvt_fmt_random_image (r, fmt, w, hgt,
+            gcvt_fmt_channels (fmt));
+        want[0] = ref_filter (planes[0], &p);
+      }
+      gcvt_set_params (e, &p);
+      set_regions (e, rects, n);
+      g_object_set (e, "region-mode", mode, NULL);
+      buf = gcvt_fmt_buffer_new (fmt, planes);
+      gcvt_fmt_video_info (&info, fmt, w, hgt);
+      if (p010) {
+        /* the low 6 bits of every word, which the value does not use */
+        fail_unless (gst_video_frame_map (&in_frame, &info, buf,
+                GST_MAP_WRITE));
+        for (guint i = 0; i < 3; i++)
+          for (guint y = 0; y < planes[i]->height; y++)
+            for (guint x = 0; x < planes[i]->width; x++)
+              *gcvt_fmt_sample_ptr (&in_frame, fmt, i, x, y, 0) |=
+                  g_rand_int_range (r, 1, 64);
+        gst_video_frame_unmap (&in_frame);
+      }
+      kept = gst_buffer_copy_deep (buf);
+      h = gcvt_harness_new (e);
+      gst_harness_set_caps_str (h, caps, caps);
+      out = gcvt_process (h, buf);
+      fail_unless (gst_video_frame_map (&in_frame, &info, kept,
+              GST_MAP_READ));
+      fail_unless (gst_video_frame_map (&out_frame, &info, out,
+              GST_MAP_READ));
+      for (guint i = 0; i < n_planes; i++) {
+        const gdouble max_in = gcvt_fmt_largest_input (planes[i], &p);
+        for (guint y = 0; y < planes[i]->height; y++)
+          for (guint x = 0; x < planes[i]->width; x++)
+            for (guint c = 0; c < planes[i]->channels; c++) {
+              const guint8 *got = gcvt_fmt_sample_ptr (&out_frame, fmt, i, x,
+                  y, c), *input = gcvt_fmt_sample_ptr (&in_frame, fmt, i, x,
+                  y, c);
+              if (ref_region_filtered (rects, n, mode, w, hgt, i ? 2 : 1, x,
+                      y))
+                gcvt_fmt_check_value (gcvt_fmt_get (got, fmt),
+                    ref_pixel (want[i], x, y)[c], fmt, &p, max_in, 1.0,
+                    what, x, y, c);
+              else
+                fail_unless (memcmp (got, input,
+                        gcvt_fmt_sample_bytes (fmt)) == 0, "%s, region-mode "
+                    "%s: plane %u (%u, %u) channel %u not copied", what,
+                    mode == 1 ? "inside" : "outside", i, x, y, c);
+            }
+      }
+      gst_video_frame_unmap (&in_frame);
+      gst_video_frame_unmap (&out_frame);
+      gst_buffer_unref (kept);
+      gst_buffer_unref (out);
+      gst_harness_teardown (h);
+      gcvt_element_unref (e);
+      for (guint i = 0; i < 3; i++) {
+        g_clear_pointer (&planes[i], ref_image_free);
+        g_clear_pointer (&want[i], ref_image_free);
+      }
+      ref_kernel_free (k);
+      g_free (taps);
+      g_free (caps);
+      g_free (what);
+    }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 /* The statistics measure the filtered area only. */
 GST_START_TEST (test_regions_statistics)
 {
@@ -524,6 +639,8 @@ regions_suite (void)
   GCVT_ADD_TEST_IF (tc, test_regions_crop, !gcvt_on_cuda (), whole);
   GCVT_ADD_TEST_IF (tc, test_regions_planar, !gcvt_on_cuda (), whole);
   GCVT_ADD_TEST_IF (tc, test_regions_statistics, !gcvt_on_cuda (), whole);
+  GCVT_ADD_TEST_IF (tc, test_regions_cpu_formats, !gcvt_on_cuda (),
+      "GRAY16_LE, RGB and P010_10LE run on the CPU backend only");
   return s;
 }
 
