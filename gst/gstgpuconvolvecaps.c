@@ -127,6 +127,36 @@ cuda_formats (GValue * out, const GValue * formats)
   return TRUE;
 }
 
+/* What CUDA memory on the other side may hold for `value` (a format or a
+ * list) on this side: the formats the CUDA backend takes among those the
+ * ones it takes here become (the CUDA engine runs the pair, so both ends
+ * must be its); FALSE where there are none. */
+static gboolean
+cuda_side_formats (GValue * out, const GValue * value,
+    GstPadDirection direction)
+{
+  GValue here = G_VALUE_INIT, taken = G_VALUE_INIT, there = G_VALUE_INIT;
+  gboolean ok = FALSE;
+
+  g_value_init (&here, GST_TYPE_LIST);
+  if (GST_VALUE_HOLDS_LIST (value)) {
+    for (guint i = 0; i < gst_value_list_get_size (value); i++)
+      gst_value_list_append_value (&here, gst_value_list_get_value (value,
+              i));
+  } else if (G_VALUE_HOLDS_STRING (value)) {
+    gst_value_list_append_value (&here, value);
+  }
+  if (cuda_formats (&taken, &here)) {
+    g_value_init (&there, GST_TYPE_LIST);
+    add_formats (&there, &taken, direction);
+    ok = cuda_formats (out, &there);
+    g_value_unset (&there);
+    g_value_unset (&taken);
+  }
+  g_value_unset (&here);
+  return ok;
+}
+
 /* Width, height and framerate pass through; formats as add_formats()
  * says; memory: CUDA (when with_cuda) and system memory whatever the other
  * side has, as the element copies between them, the memory it has first:
@@ -153,7 +183,7 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
       GValue formats = G_VALUE_INIT, on_cuda = G_VALUE_INIT;
       g_value_init (&formats, GST_TYPE_LIST);
       add_formats (&formats, format, direction);
-      if (with_cuda && cuda_formats (&on_cuda, &formats)) {
+      if (with_cuda && cuda_side_formats (&on_cuda, format, direction)) {
         cuda = gst_structure_copy (s);
         gst_structure_take_value (cuda, "format", &on_cuda);
       }

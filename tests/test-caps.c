@@ -116,8 +116,10 @@ test_formats_once (void)
 }
 
 /* CUDA memory holds only the formats the CUDA backend takes: GRAY16_LE,
- * RGB, BGR and P010_10LE stay in system memory, and a conversion into a
- * format it takes is still offered there. */
+ * RGB, BGR and P010_10LE stay in system memory, and so do their
+ * conversions (GRAY16_LE to GRAY32F runs on the CPU engine, which makes no
+ * CUDA memory); a format the CUDA backend takes still converts to and
+ * from those it takes in CUDA memory. */
 static void
 test_cuda_formats (void)
 {
@@ -125,24 +127,36 @@ test_cuda_formats (void)
       "video/x-raw,format=RGB,width=16,height=8", TRUE);
   GstCaps *gray16 = transform (GST_PAD_SINK,
       "video/x-raw,format=GRAY16_LE,width=16,height=8", TRUE);
+  GstCaps *p010 = transform (GST_PAD_SINK,
+      "video/x-raw,format=P010_10LE,width=16,height=8", TRUE);
   GstCaps *up = transform (GST_PAD_SRC,
       "video/x-raw,format=GRAY32F,width=16,height=8", TRUE);
+  GstCaps *gray8 = transform (GST_PAD_SINK,
+      "video/x-raw,format=GRAY8,width=16,height=8", TRUE);
   gchar *got;
 
   g_assert_cmpuint (gst_caps_get_size (rgb), ==, 1);
   g_assert_false (is_cuda (rgb, 0));
-  g_assert_cmpuint (gst_caps_get_size (gray16), ==, 2);
-  g_assert_true (is_cuda (gray16, 1));
-  got = formats_of (gray16, 1);
-  g_assert_cmpstr (got, ==, "GRAY32F");
+  g_assert_cmpuint (gst_caps_get_size (gray16), ==, 1);
+  g_assert_false (is_cuda (gray16, 0));
+  got = formats_of (gray16, 0);
+  g_assert_cmpstr (got, ==, "GRAY16_LE GRAY32F");
   g_free (got);
+  g_assert_cmpuint (gst_caps_get_size (p010), ==, 1);
+  g_assert_false (is_cuda (p010, 0));
   got = formats_of (up, 1);
   g_assert_true (is_cuda (up, 1));
   g_assert_cmpstr (got, ==, "GRAY32F GRAY8 NV12 I420");
   g_free (got);
+  got = formats_of (gray8, 1);
+  g_assert_true (is_cuda (gray8, 1));
+  g_assert_cmpstr (got, ==, "GRAY8 GRAY32F");
+  g_free (got);
   gst_caps_unref (rgb);
   gst_caps_unref (gray16);
+  gst_caps_unref (p010);
   gst_caps_unref (up);
+  gst_caps_unref (gray8);
 }
 
 /* The memory the other side has comes first; CUDA memory only where it
