@@ -132,22 +132,27 @@ add_tasks (CpuPlan * cp, const GArray * rects, gboolean copy)
 }
 
 /* The frame's tasks: bands of the whole frame, or of the filtered area
- * and of what is copied around it. Returns the pixels filtered. */
+ * and of what is copied around it. The identity (planes=luma's chroma)
+ * with no statistics to take is a copy too: exact, P010's low bits kept.
+ * Returns the pixels filtered. */
 static guint64
 plan_tasks (CpuPlan * cp, const GcvPlan * plan, const GcvFrameOptions * o)
 {
   const guint w = plan->geometry.width, h = plan->geometry.height;
+  const gboolean copy = gcv_filter_is_identity (plan->filter)
+      && plan->geometry.in_format == plan->geometry.out_format
+      && !o->statistics;
 
   g_array_set_size (cp->tasks, 0);
   if (!gcv_regions_restrict (o)) {
-    add_bands (cp, &(GcvRect) { 0, 0, w, h }, FALSE);
+    add_bands (cp, &(GcvRect) { 0, 0, w, h }, copy);
     return (guint64) w * h;
   }
   if (plan->region_plane.frame_width)
     gcv_region_split_run (&cp->split, o, &plan->region_plane);
   else
     gcv_region_split_run (&cp->split, o, &(GcvRegionPlane) { w, h, w, h, 0 });
-  add_tasks (cp, cp->split.filtered, FALSE);
+  add_tasks (cp, cp->split.filtered, copy);
   add_tasks (cp, cp->split.copied, TRUE);
   return gcv_region_split_area (&cp->split);
 }
