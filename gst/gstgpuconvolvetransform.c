@@ -40,6 +40,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GError *error = NULL;
   GstFlowReturn ret;
   gint64 t0 = g_get_monotonic_time (), t1, t2;
+  gboolean submitted;
 
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
       &frame->outbuf);
@@ -90,8 +91,13 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   frame->post_messages = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
-  if (!gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
-          &frame->ticket, &error)) {
+  submitted = gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
+      &frame->ticket, &error);
+  /* the regions are read by the submit only, from the element's array,
+   * which the next frame's replace */
+  frame->options.regions = NULL;
+  frame->options.n_regions = 0;
+  if (!submitted) {
     if (g_error_matches (error, GCV_ERROR, GCV_ERROR_INTERRUPTED)) {
       /* a flush or a stop, not an error: the frame is dropped */
       GST_DEBUG_OBJECT (self, "frame dropped: %s", error->message);
