@@ -300,8 +300,9 @@ typedef struct {
 
 /* --- privacy regions (docs/regions.md) ----------------------------------- */
 
-/* A rectangle in frame pixels (of the Y plane for NV12 and I420). Parts
- * outside the frame are ignored; one with no area is ignored. */
+/* A rectangle in frame pixels (of the Y plane for NV12, I420 and
+ * P010_10LE). Parts outside the frame are ignored; one with no area is
+ * ignored. */
 typedef struct {
   gint x, y, width, height;
 } GcvRect;

@@ -235,7 +235,7 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    * are ignored, as are rectangles of no area; overlaps are the union.
    * docs/regions.md.
    *
-   * Since: 0.3
+   * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGIONS,
       gst_param_spec_array ("regions", "Regions",
@@ -252,7 +252,7 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    * GstVideoRegionOfInterestMeta (only those of region-type, when it is
    * set), or both.
    *
-   * Since: 0.3
+   * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGION_SOURCE,
       g_param_spec_enum ("region-source", "Region source",
@@ -265,7 +265,7 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    * With region-source roi-meta or both: only the metas of this type (for
    * example `face`); empty or unset takes every one.
    *
-   * Since: 0.3
+   * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGION_TYPE,
       g_param_spec_string ("region-type", "Region type",
@@ -276,7 +276,7 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    * all filters the whole frame; inside only the regions (redaction);
    * outside all but them. Elsewhere the input is copied.
    *
-   * Since: 0.3
+   * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGION_MODE,
       g_param_spec_enum ("region-mode", "Region mode",
