@@ -302,6 +302,16 @@ ensure_host (GcvEngine * engine, guint8 ** buf, gsize * size, gsize need,
   return TRUE;
 }
 
+/* A row of samples of `px` bytes, `step` bytes apart. Inlined with `px`
+ * a constant, the copy of a sample is a load and a store, not a call. */
+static inline void
+copy_row (guint8 * d, guint dst_step, const guint8 * s, guint src_step,
+    guint px, guint width)
+{
+  for (guint x = 0; x < width; x++)
+    memcpy (d + (gsize) x * dst_step, s + (gsize) x * src_step, px);
+}
+
 /* Samples of `px` bytes, `step` bytes apart, to or from packed rows. */
 static void
 copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
@@ -311,8 +321,12 @@ copy_samples (guint8 * dst, gsize dst_stride, guint dst_step,
   for (guint y = 0; y < height; y++) {
     const guint8 *s = src + y * src_stride;
     guint8 *d = dst + y * dst_stride;
-    for (guint x = 0; x < width; x++)
-      memcpy (d + (gsize) x * dst_step, s + (gsize) x * src_step, px);
+    if (px == 1)                /* NV12 */
+      copy_row (d, dst_step, s, src_step, 1, width);
+    else if (px == 2)           /* P010 */
+      copy_row (d, dst_step, s, src_step, 2, width);
+    else
+      copy_row (d, dst_step, s, src_step, px, width);
   }
 }
 
