@@ -131,6 +131,20 @@ cuda_formats (GValue * out, const GValue * formats)
  * list) on this side: the formats the CUDA backend takes among those the
  * ones it takes here become (the CUDA engine runs the pair, so both ends
  * must be its); FALSE where there are none. */
+/* `value` (a format or a list of them) as a list. */
+static void
+format_list (GValue * list, const GValue * value)
+{
+  g_value_init (list, GST_TYPE_LIST);
+  if (GST_VALUE_HOLDS_LIST (value)) {
+    for (guint i = 0; i < gst_value_list_get_size (value); i++)
+      gst_value_list_append_value (list, gst_value_list_get_value (value,
+              i));
+  } else if (G_VALUE_HOLDS_STRING (value)) {
+    gst_value_list_append_value (list, value);
+  }
+}
+
 static gboolean
 cuda_side_formats (GValue * out, const GValue * value,
     GstPadDirection direction)
@@ -138,14 +152,7 @@ cuda_side_formats (GValue * out, const GValue * value,
   GValue here = G_VALUE_INIT, taken = G_VALUE_INIT, there = G_VALUE_INIT;
   gboolean ok = FALSE;
 
-  g_value_init (&here, GST_TYPE_LIST);
-  if (GST_VALUE_HOLDS_LIST (value)) {
-    for (guint i = 0; i < gst_value_list_get_size (value); i++)
-      gst_value_list_append_value (&here, gst_value_list_get_value (value,
-              i));
-  } else if (G_VALUE_HOLDS_STRING (value)) {
-    gst_value_list_append_value (&here, value);
-  }
+  format_list (&here, value);
   if (cuda_formats (&taken, &here)) {
     g_value_init (&there, GST_TYPE_LIST);
     add_formats (&there, &taken, direction);
@@ -215,5 +222,40 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
     gst_caps_unref (res);
     res = tmp;
   }
+  return res;
+}
+
+/* The caps without the formats the CUDA backend does not take, for
+ * backend=cuda: so that a converter in front picks one it takes. A
+ * structure left with no format is dropped. */
+GstCaps *
+gst_gpu_convolve_caps_cuda_only (GstCaps * caps)
+{
+  GstCaps *res;
+
+  if (gst_caps_is_any (caps))
+    return caps;
+  res = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
+    GstCapsFeatures *features = gst_caps_get_features (caps, i);
+    const GValue *format = gst_structure_get_value (s, "format");
+
+    if (format) {
+      GValue all = G_VALUE_INIT, taken = G_VALUE_INIT;
+      gboolean any;
+      format_list (&all, format);
+      any = cuda_formats (&taken, &all);
+      g_value_unset (&all);
+      if (!any) {
+        gst_structure_free (s);
+        continue;
+      }
+      gst_structure_take_value (s, "format", &taken);
+    }
+    gst_caps_append_structure_full (res, s,
+        features ? gst_caps_features_copy (features) : NULL);
+  }
+  gst_caps_unref (caps);
   return res;
 }

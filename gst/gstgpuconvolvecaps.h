@@ -53,6 +53,8 @@ gboolean gst_gpu_convolve_info_from_caps (GstGpuConvolveInfo * info,
  * first, as the element prefers it where both sides can take it. */
 GstCaps *gst_gpu_convolve_caps_transform (GstPadDirection direction,
     GstCaps * caps, GstCaps * filter, gboolean with_cuda);
+/* `caps` (taken) less the formats the CUDA backend does not take. */
+GstCaps *gst_gpu_convolve_caps_cuda_only (GstCaps * caps);
 
 G_END_DECLS
 

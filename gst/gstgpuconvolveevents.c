@@ -3,7 +3,8 @@
  * wait behind the newest frame, the others (and a DRAIN query) push the
  * frames out first, a flush interrupts the engine and drops them; the
  * latency the frames in flight add; the CUDA context asked for by a
- * neighbour. docs/pipeline.md. */
+ * neighbour; with backend=cuda, caps without the formats only the CPU
+ * engine takes. docs/pipeline.md. */
 #include "gstgpuconvolveprivate.h"
 #include "gstgpuconvolvecuda.h"
 
@@ -60,6 +61,21 @@ gst_gpu_convolve_query (GstBaseTransform * trans, GstPadDirection direction,
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
     gst_gpu_convolve_frames_drain (self->frames, self->plan);
   res = GST_GPU_CONVOLVE_PARENT_CLASS->query (trans, direction, query);
+  if (res && GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    gboolean cuda_only;
+    GST_OBJECT_LOCK (self);
+    cuda_only = self->backend == GCV_BACKEND_CUDA;
+    GST_OBJECT_UNLOCK (self);
+    /* with backend=cuda, the formats only the CPU engine takes would be
+     * refused at set_caps: they are not offered */
+    if (cuda_only) {
+      GstCaps *caps;
+      gst_query_parse_caps_result (query, &caps);
+      caps = gst_gpu_convolve_caps_cuda_only (gst_caps_ref (caps));
+      gst_query_set_caps_result (query, caps);
+      gst_caps_unref (caps);
+    }
+  }
   if (res && direction == GST_PAD_SRC
       && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     /* a frame leaves once depth-1 later frames went in */

@@ -101,6 +101,56 @@ GST_START_TEST (test_element_refuses_pair)
 
 GST_END_TEST;
 
+/* Whether `caps` offer `format` on any structure. */
+static gboolean
+caps_offer (GstCaps * caps, const gchar * format)
+{
+  GstCaps *want = gst_caps_new_simple ("video/x-raw", "format",
+      G_TYPE_STRING, format, NULL);
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < gst_caps_get_size (caps) && !any; i++) {
+    GstCaps *one = gst_caps_copy_nth (caps, i);
+    gst_caps_set_features (one, 0, NULL);
+    any = gst_caps_can_intersect (one, want);
+    gst_caps_unref (one);
+  }
+  gst_caps_unref (want);
+  return any;
+}
+
+/* With backend=cuda the pads do not offer the formats only the CPU engine
+ * takes, so that a converter in front picks another; backend=cpu and auto
+ * offer them. A query, no device needed. */
+GST_START_TEST (test_cuda_backend_caps)
+{
+  const gchar *backends[] = { "cuda", "cpu", "auto" };
+  const gchar *cpu_only[] = { "GRAY16_LE", "RGB", "BGR", "P010_10LE" };
+
+  for (guint b = 0; b < G_N_ELEMENTS (backends); b++) {
+    GstElement *e = gst_element_factory_make ("gpuconvolve", NULL);
+    const gboolean offered = b > 0;
+
+    fail_unless (e != NULL);
+    gst_util_set_object_arg (G_OBJECT (e), "backend", backends[b]);
+    for (guint p = 0; p < 2; p++) {
+      GstPad *pad = gst_element_get_static_pad (e, p ? "src" : "sink");
+      GstCaps *caps = gst_pad_query_caps (pad, NULL);
+      for (guint f = 0; f < G_N_ELEMENTS (cpu_only); f++)
+        fail_unless (caps_offer (caps, cpu_only[f]) == offered,
+            "backend=%s: the %s pad %s %s", backends[b], p ? "src" : "sink",
+            offered ? "does not offer" : "offers", cpu_only[f]);
+      fail_unless (caps_offer (caps, "RGBA"), "backend=%s: no RGBA",
+          backends[b]);
+      gst_caps_unref (caps);
+      gst_object_unref (pad);
+    }
+    gst_object_unref (e);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 formats_element_suite (void)
 {
@@ -112,6 +162,7 @@ formats_element_suite (void)
   GCVT_ADD_TEST_IF (tc, test_element_formats, !gcvt_on_cuda (),
       "the new formats run on the CPU backend only");
   tcase_add_test (tc, test_element_refuses_pair);
+  tcase_add_test (tc, test_cuda_backend_caps);
   return s;
 }
 
