@@ -171,6 +171,31 @@ GST_START_TEST (test_regions_property)
 
 GST_END_TEST;
 
+/* A GRAY8 frame with a `face` and a `plate` ROI meta through `h`: the
+ * output filtered inside regions `want0` and `want1` only. */
+static void
+check_roi_frame (GstHarness * h, const RefImage * in, const RefParams * p,
+    const gint face[4], const gint plate[4], const gint want0[4],
+    const gint want1[4], const gchar * what)
+{
+  GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), *out;
+  gint want[8];
+  gboolean *mask;
+
+  gst_buffer_add_video_region_of_interest_meta (buf, "face", face[0],
+      face[1], face[2], face[3]);
+  gst_buffer_add_video_region_of_interest_meta (buf, "plate", plate[0],
+      plate[1], plate[2], plate[3]);
+  memcpy (want, want0, 4 * sizeof (gint));
+  memcpy (want + 4, want1, 4 * sizeof (gint));
+  mask = mask_new (want, 2, 1, in->width, in->height, in->width, in->height,
+      1);
+  out = gcvt_process (h, buf);
+  gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, p, mask, what);
+  gst_buffer_unref (out);
+  g_free (mask);
+}
+
 /* Regions that come with the buffer: only those of region-type, the
  * property's too with region-source=both, and each frame's own. */
 GST_START_TEST (test_regions_roi_meta)
@@ -196,44 +221,13 @@ GST_START_TEST (test_regions_roi_meta)
   gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, w, hgt);
   /* frame i: the property's region and face i's; the plate is not a face */
   for (guint i = 0; i < 2; i++) {
-    GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), *out;
-    gint want[8];
-    gboolean *mask;
     gchar *what = g_strdup_printf ("frame %u, face and property", i);
-
-    gst_buffer_add_video_region_of_interest_meta (buf, "face", faces[i][0],
-        faces[i][1], faces[i][2], faces[i][3]);
-    gst_buffer_add_video_region_of_interest_meta (buf, "plate", plate[0],
-        plate[1], plate[2], plate[3]);
-    memcpy (want, prop, sizeof (prop));
-    memcpy (want + 4, faces[i], sizeof (faces[i]));
-    mask = mask_new (want, 2, 1, w, hgt, w, hgt, 1);
-    out = gcvt_process (h, buf);
-    gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, &p, mask, what);
-    gst_buffer_unref (out);
-    g_free (mask);
+    check_roi_frame (h, in, &p, faces[i], plate, prop, faces[i], what);
     g_free (what);
   }
   /* every meta, no property */
   g_object_set (e, "region-source", 1, "region-type", "", NULL);
-  {
-    GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), *out;
-    gint want[8];
-    gboolean *mask;
-
-    gst_buffer_add_video_region_of_interest_meta (buf, "face", faces[0][0],
-        faces[0][1], faces[0][2], faces[0][3]);
-    gst_buffer_add_video_region_of_interest_meta (buf, "plate", plate[0],
-        plate[1], plate[2], plate[3]);
-    memcpy (want, faces[0], sizeof (faces[0]));
-    memcpy (want + 4, plate, sizeof (plate));
-    mask = mask_new (want, 2, 1, w, hgt, w, hgt, 1);
-    out = gcvt_process (h, buf);
-    gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, &p, mask,
-        "every meta");
-    gst_buffer_unref (out);
-    g_free (mask);
-  }
+  check_roi_frame (h, in, &p, faces[0], plate, faces[0], plate, "every meta");
   gst_harness_teardown (h);
   gcvt_element_unref (e);
   ref_kernel_free (k);
