@@ -220,7 +220,9 @@ finite_part (const RefImage * img)
 }
 
 /* The statistics on `out` against those of ref_filter (in, p); `exact`:
- * integer data and taps, where every sample is exact. */
+ * integer data and taps, where every sample is exact. The samples are the
+ * values before rounding to an 8-bit format, so each is held to the float
+ * bound in output units whatever the output format. */
 static void
 check_stats (GstBuffer * out, RefFormat in_format, RefFormat out_format,
     const RefImage * in, const RefParams * p, gdouble threshold,
@@ -229,9 +231,7 @@ check_stats (GstBuffer * out, RefFormat in_format, RefFormat out_format,
   const gdouble unit = unit_of (in_format, out_format);
   RefImage *finite = finite_part (in);
   const RefImage *b = finite ? finite : in;
-  const gdouble tol = exact ? 0.0 : ref_format_info (out_format)->is_float ?
-      ref_float_tolerance (p, b, unit) : ref_u8_tolerance (p, b,
-      ref_format_info (in_format)->is_float);
+  const gdouble tol = exact ? 0.0 : ref_float_tolerance (p, b, unit);
   const guint n = n_channels (in_format, p->filter_alpha);
   const GstStructure *s = stats_of (out, what);
   RefImage *ref = ref_filter (in, p);

@@ -13,7 +13,10 @@
  * GRAY32F input may hold NaN and infinities, which reach an output only
  * from its own footprint, through every tap of it (docs/filters.md): rows
  * that hold one are filtered through the zero taps too. Per-frame
- * statistics take each output row as it is stored (gcv-cpu-stats.c). */
+ * statistics take each output row as it is stored (gcv-cpu-stats.c); on
+ * the fixed-point path, whose 8.8 sums are only as close as its 8-bit
+ * output needs, a measured task is run again on the float path, and that
+ * path's rows are what is measured. */
 #include "gcv-cpu-private.h"
 #include "gcv-cpu-magnitude.h"
 #include "gcv-border.h"
@@ -27,12 +30,12 @@
  * rows this far ahead are asked for explicitly. */
 #define PREFETCH_ROWS 2
 
-/* n pixels of source row `row` from column sx on, as samples. */
+/* n pixels of source row `row` from column sx on, as samples of `s`'s
+ * path. */
 static void
-load_pixels (const Job * job, const guint8 * row, guint sx, guint n,
-    gpointer out)
+load_pixels (const Job * job, const Setup * s, const guint8 * row, guint sx,
+    guint n, gpointer out)
 {
-  const Setup *s = job->cp->setup;
   const GcvFormat format = job->plan->geometry.in_format;
   const guint px = gcv_format_pixel_size (format);
 
@@ -73,9 +76,9 @@ float_aligned (gconstpointer p)
  * a frame stride apart, often a multiple of 4 KiB, where they would evict
  * each other from the L1 cache. */
 static gconstpointer
-input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
+input_line (const Job * job, const Setup * s, gint sy, guint pc0, guint len,
+    guint8 * buf)
 {
-  const Setup *s = job->cp->setup;
   const guint w = job->plan->geometry.width, ch = s->channels;
   const gsize pixel = ch * s->sample;
   const guint8 *row;
@@ -93,7 +96,8 @@ input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
       && lo == pc0 && hi == pc0 + len && float_aligned (row))
     return (const gfloat *) row + (pc0 - s->ax);
   if (lo < hi)
-    load_pixels (job, row, lo - s->ax, hi - lo, buf + (lo - pc0) * pixel);
+    load_pixels (job, s, row, lo - s->ax, hi - lo, buf + (lo - pc0)
+        * pixel);
   for (guint pc = pc0; pc < pc0 + len; pc++) {
     guint8 *p = buf + (gsize) (pc - pc0) * pixel;
     if (pc == lo && lo < hi) {
@@ -103,7 +107,7 @@ input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
     if (s->xmap[pc] < 0)
       fill_border (s, p, ch);
     else
-      load_pixels (job, row, (guint) s->xmap[pc], 1, p);
+      load_pixels (job, s, row, (guint) s->xmap[pc], 1, p);
   }
   return buf;
 }
@@ -111,9 +115,9 @@ input_line (const Job * job, gint sy, guint pc0, guint len, guint8 * buf)
 /* Output values of row y, columns x0 .. x0 + n - 1, to the frame. Float
  * output was written in place by the filter. */
 static void
-store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
+store_row (const Job * job, const Setup * s, guint y, guint x0, guint n,
+    gconstpointer v)
 {
-  const Setup *s = job->cp->setup;
   const GcvFormat format = job->plan->geometry.out_format;
   const gsize ch = s->channels;
   const guint8 *alpha = NULL;
@@ -142,19 +146,18 @@ store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
     gcv_cpu_narrow (q, v, alpha, n * ch);
 }
 
-/* The same, and to the band's statistics `acc` where the frame is
- * measured (apart, so that store_row() costs what it did without). */
+/* The same where `store`, and to the band's statistics `acc` where the
+ * frame is measured (apart, so that store_row() costs what it did
+ * without). */
 static inline void
-put_row (const Job * job, GcvCpuStatsAcc * acc, guint y, guint x0, guint n,
-    gconstpointer v)
+put_row (const Job * job, const Setup * s, GcvCpuStatsAcc * acc,
+    gboolean store, guint y, guint x0, guint n, gconstpointer v)
 {
-  if (G_UNLIKELY (acc)) {
-    if (job->cp->setup->fixed)
-      gcv_cpu_stats_fixed (job->stats, acc, y, x0, v, FIXED_ROUND, n);
-    else
-      gcv_cpu_stats_floats (job->stats, acc, y, x0, v, n);
-  }
-  store_row (job, y, x0, n, v);
+  /* never fixed point: its frames are measured on its `exact` path */
+  if (G_UNLIKELY (acc))
+    gcv_cpu_stats_floats (job->stats, acc, y, x0, v, n);
+  if (store)
+    store_row (job, s, y, x0, n, v);
 }
 
 static void
@@ -174,10 +177,9 @@ prefetch_write (guint8 * p, gsize bytes)
 /* What input row k of the band and output row y (when it is in the band)
  * will read and write of the strip at x0, n pixels wide. */
 static void
-prefetch_rows (const Job * job, guint y0, guint k, gint y, guint y1,
-    guint x0, guint n)
+prefetch_rows (const Job * job, const Setup * s, guint y0, guint k, gint y,
+    guint y1, guint x0, guint n)
 {
-  const Setup *s = job->cp->setup;
   const GcvGeometry *g = &job->plan->geometry;
   const guint in_px = gcv_format_pixel_size (g->in_format),
       out_px = gcv_format_pixel_size (g->out_format);
@@ -253,24 +255,18 @@ copy_rows (const Job * job, const CpuTask * t)
         + (gsize) y * job->src->stride + t->x0 * px, (t->x1 - t->x0) * px);
 }
 
-void
-gcv_cpu_run_band (gpointer data, guint task, guint worker)
+/* Task t through the path of `s` on the scratch `sc`, its output rows
+ * stored where `store` and measured into `acc` (if any); FALSE where the
+ * engine was interrupted. */
+static gboolean
+run_strips (Job * job, const CpuTask * t, const Setup * s, const Scratch * sc,
+    GcvCpuStatsAcc * acc, gboolean store)
 {
-  Job *job = data;
-  const CpuTask *t = &job->tasks[task];
-  const Setup *s = job->cp->setup;
-  const Scratch *sc = &job->cp->scratch[worker];
   const guint h = job->plan->geometry.height;
   const guint kw = s->kw, kh = s->kh, ch = s->channels, ring = s->ring;
   const guint y0 = t->y0, y1 = t->y1;
   const guint in_rows = y1 - y0 + kh - 1;
-  GcvCpuStatsAcc *acc = job->stats ? gcv_cpu_stats_band (job->stats, task) :
-      NULL;
 
-  if (t->copy) {
-    copy_rows (job, t);
-    return;
-  }
   for (guint x0 = t->x0; x0 < t->x1; x0 += s->strip) {
     const guint n = MIN (s->strip, t->x1 - x0), len = n + kw - 1;
     const gsize ns = (gsize) n * ch;
@@ -290,15 +286,15 @@ gcv_cpu_run_band (gpointer data, guint task, guint worker)
        * held up */
       if (G_UNLIKELY (g_atomic_int_get (&job->cp->engine->interrupted))) {
         g_atomic_int_set (&job->stopped, TRUE);
-        return;
+        return FALSE;
       }
       if (k + PREFETCH_ROWS < in_rows)
-        prefetch_rows (job, y0, k + PREFETCH_ROWS,
+        prefetch_rows (job, s, y0, k + PREFETCH_ROWS,
             (gint) (y0 + k + 1 + PREFETCH_ROWS) - (gint) kh, y1, x0, n);
 
       if (s->separable) {
         /* the row pass, into the kept rows */
-        const guint8 *line = input_line (job, sy, x0, len, sc->line);
+        const guint8 *line = input_line (job, s, sy, x0, len, sc->line);
         for (guint i = 0; i < kw; i++)
           sc->ptr[i] = line + (gsize) i * ch * s->sample;
         if (s->fixed)
@@ -308,7 +304,7 @@ gcv_cpu_run_band (gpointer data, guint task, guint worker)
           gcv_cpu_fir ((gfloat *) kept, sc->ptr, s->row, kw, 0.0f, ns);
         sc->rows[slot] = kept;
       } else {
-        sc->rows[slot] = input_line (job, sy, x0, len, kept);
+        sc->rows[slot] = input_line (job, s, sy, x0, len, kept);
         if (s->check_finite)
           sc->finite[slot] = gcv_cpu_all_finite (sc->rows[slot],
               (gsize) len * ch);
@@ -326,7 +322,7 @@ gcv_cpu_run_band (gpointer data, guint task, guint worker)
               s->column_start, ns);
         else
           gcv_cpu_fir (out, sc->window, s->column, kh, s->bias, ns);
-        put_row (job, acc, y, x0, n, out);
+        put_row (job, s, acc, store, y, x0, n, out);
       } else if ((y - y0) % 2 == 1) {
         /* rows y - 1 and y, from the kh + 1 rows from the next slot on */
         const TapSet *ts = choose_taps (s, sc, slot + 1, kh + 1);
@@ -341,8 +337,8 @@ gcv_cpu_run_band (gpointer data, guint task, guint worker)
         else
           gcv_cpu_fir2 (out, out1, sc->ptr, ts->weights0, ts->weights1,
               ts->n_first, ts->n_taps, ts->n_last, s->bias, ns);
-        put_row (job, acc, y - 1, x0, n, out);
-        put_row (job, acc, y, x0, n, out1);
+        put_row (job, s, acc, store, y - 1, x0, n, out);
+        put_row (job, s, acc, store, y, x0, n, out1);
       } else if (y + 1 == y1) {
         /* the band's last row, alone: the kh rows from the one after next,
          * through the taps of all rows but row kh */
@@ -356,8 +352,37 @@ gcv_cpu_run_band (gpointer data, guint task, guint worker)
         else
           gcv_cpu_fir (out, sc->ptr, ts->weights0, ts->n_taps - ts->n_last,
               s->bias, ns);
-        put_row (job, acc, y, x0, n, out);
+        put_row (job, s, acc, store, y, x0, n, out);
       }
     }
   }
+  return TRUE;
+}
+
+void
+gcv_cpu_run_band (gpointer data, guint task, guint worker)
+{
+  Job *job = data;
+  const CpuTask *t = &job->tasks[task];
+  const Setup *s = job->cp->setup;
+  const Scratch *sc = &job->cp->scratch[worker];
+  GcvCpuStatsAcc *acc = job->stats ? gcv_cpu_stats_band (job->stats, task) :
+      NULL;
+
+  if (t->copy) {
+    copy_rows (job, t);
+    return;
+  }
+  if (G_UNLIKELY (acc && s->exact)) {
+    /* fixed point: the pixels, then the exact values measured on the
+     * float path, in the same scratch laid out for it (8-bit output, so
+     * that its rows go to the scratch, never to the frame) */
+    Scratch exact = { sc->mem };
+    if (!run_strips (job, t, s, sc, NULL, TRUE))
+      return;
+    gcv_cpu_scratch_layout (&exact, 1, s->exact);
+    run_strips (job, t, s->exact, &exact, acc, FALSE);
+    return;
+  }
+  run_strips (job, t, s, sc, acc, TRUE);
 }

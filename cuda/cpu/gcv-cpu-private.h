@@ -13,8 +13,7 @@
 
 G_BEGIN_DECLS
 
-/* The fixed-point column sums start from 0.5 (8.8) to round the output: a
- * value before its rounding is (v - FIXED_ROUND) / 256. */
+/* The fixed-point column sums start from 0.5 (8.8) to round the output. */
 #define FIXED_ROUND 128
 
 typedef struct {
@@ -47,7 +46,8 @@ typedef struct {
 
 /* What a filter and a geometry come to; replaced as a whole, so a filter
  * that cannot be set up leaves the previous one working. */
-typedef struct {
+typedef struct _Setup Setup;
+struct _Setup {
   gboolean separable;
   gboolean fixed;               /* the 16-bit fixed-point path */
   guint kw, kh, ax, ay;
@@ -83,8 +83,10 @@ typedef struct {
   gsize kept_row_bytes;         /* one of them */
   gsize out_bytes;              /* an output row of a strip */
   gsize ptr_slots;
-  gsize scratch_bytes;
-} Setup;
+  gsize scratch_bytes;          /* for this path and `exact`'s */
+  Setup *exact;                 /* fixed point: the float separable path,
+                                 * run for statistics only */
+};
 
 typedef struct {
   gpointer mem;                 /* as allocated */

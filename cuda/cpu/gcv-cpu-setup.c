@@ -70,6 +70,7 @@ gcv_cpu_setup_free (Setup * s)
 {
   if (!s)
     return;
+  gcv_cpu_setup_free (s->exact);
   g_free (s->row);
   g_free (s->column);
   g_free (s->sparse.taps);
@@ -281,25 +282,19 @@ tap_set_init (TapSet * ts, const GcvFilter * f, guint channels,
   return TRUE;
 }
 
-/* Everything but the scratch for the plan's filter on its geometry, and
- * the record of what runs (`choice`, settled by the dispatcher from what
- * this backend can run); NULL and an error where memory runs out. */
-Setup *
-gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
-    GError ** error)
+/* Everything but the scratch for the plan's filter on its geometry on
+ * `path` (the fixed-point taps, if any, already in `s`); FALSE and an
+ * error where memory runs out. */
+static gboolean
+setup_path (Setup * s, const GcvPlan * plan, guint workers, GcvCpuPath path,
+    gboolean check_finite, GError ** error)
 {
   const GcvFilter *f = plan->filter;
   const GcvGeometry *g = &plan->geometry;
-  Setup *s = g_new0 (Setup, 1);
-  GcvDispatchKey key;
-  GcvCpuLimits limits = { .threads = workers };
   gfloat out_scale = 1.0f;
 
-  limits.fixed_point = setup_fixed (s, f, g);
-  gcv_dispatch_key_init (&key, g, f);
-  gcv_dispatch_choose_cpu (&key, plan->requested, &limits, choice);
-  s->fixed = choice->cpu_path == GCV_CPU_PATH_FIXED_POINT;
-  s->separable = s->fixed || choice->cpu_path == GCV_CPU_PATH_SEPARABLE;
+  s->fixed = path == GCV_CPU_PATH_FIXED_POINT;
+  s->separable = s->fixed || path == GCV_CPU_PATH_SEPARABLE;
   if (!s->fixed) {
     g_clear_pointer (&s->row_fixed, g_free);
     g_clear_pointer (&s->column_fixed, g_free);
@@ -327,19 +322,15 @@ gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
     for (guint j = 0; j < f->kh; j++)
       s->column[j] = f->column[j] * out_scale;
   } else if (!s->separable) {
-    if (!tap_set_init (&s->sparse, f, s->channels, out_scale, FALSE, error)) {
-      gcv_cpu_setup_free (s);
-      return NULL;
-    }
+    if (!tap_set_init (&s->sparse, f, s->channels, out_scale, FALSE, error))
+      return FALSE;
     /* frames that may hold NaN or Inf (the record's check_finite); without
      * zero taps every row goes through all of them anyway */
-    s->check_finite = choice->check_finite
+    s->check_finite = check_finite
         && s->sparse.n_taps < (gsize) f->kw * (f->kh + 1);
     if (s->check_finite && !tap_set_init (&s->full, f, s->channels,
-            out_scale, TRUE, error)) {
-      gcv_cpu_setup_free (s);
-      return NULL;
-    }
+            out_scale, TRUE, error))
+      return FALSE;
   }
 
   choose_strips (s, g->width);
@@ -363,7 +354,43 @@ gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
   s->scratch_bytes = s->line_bytes + s->ring * s->kept_row_bytes
       + 2 * s->out_bytes + (s->ptr_slots + 2 * round_up (s->ring, 8))
       * sizeof (gpointer) + s->ring + 64;
+  return TRUE;
+}
+
+/* Everything but the scratch for the plan's filter on its geometry, and
+ * the record of what runs (`choice`, settled by the dispatcher from what
+ * this backend can run); NULL and an error where memory runs out. The
+ * fixed-point path also gets the float separable path as `exact`, which
+ * measures the frames that ask for statistics: its values before the
+ * rounding are those docs/statistics.md describes, where the 8.8 sums are
+ * up to FIXED_MAX_ERROR off. */
+Setup *
+gcv_cpu_setup_new (const GcvPlan * plan, guint workers, GcvChoice * choice,
+    GError ** error)
+{
+  Setup *s = g_new0 (Setup, 1);
+  GcvDispatchKey key;
+  GcvCpuLimits limits = { .threads = workers };
+
+  limits.fixed_point = setup_fixed (s, plan->filter, &plan->geometry);
+  gcv_dispatch_key_init (&key, &plan->geometry, plan->filter);
+  gcv_dispatch_choose_cpu (&key, plan->requested, &limits, choice);
+  if (!setup_path (s, plan, workers, choice->cpu_path, choice->check_finite,
+          error))
+    goto fail;
+  if (s->fixed) {
+    s->exact = g_new0 (Setup, 1);
+    if (!setup_path (s->exact, plan, workers, GCV_CPU_PATH_SEPARABLE, FALSE,
+            error))
+      goto fail;
+    /* it runs the same tasks: choose_bands() does not depend on the path */
+    s->scratch_bytes = MAX (s->scratch_bytes, s->exact->scratch_bytes);
+  }
   return s;
+
+fail:
+  gcv_cpu_setup_free (s);
+  return NULL;
 }
 
 void

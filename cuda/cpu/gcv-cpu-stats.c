@@ -175,31 +175,6 @@ gcv_cpu_stats_floats (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint y,
         MIN (per_run, n - p));
 }
 
-/* (v - offset) / 256, exact in float */
-GCV_SIMD_CLONES static void
-fixed_to_float (gfloat * restrict out, const guint16 * restrict v,
-    gfloat offset, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    out[i] = ((gfloat) v[i] - offset) * (1.0f / 256.0f);
-}
-
-void
-gcv_cpu_stats_fixed (const GcvCpuStats * st, GcvCpuStatsAcc * acc, guint y,
-    guint x0, const guint16 * v, guint16 offset, guint n)
-{
-  const guint per_run = RUN / st->channels;
-  const guint64 first = (guint64) y * st->width + x0;
-  gfloat buf[RUN];
-
-  for (guint p = 0; p < n; p += per_run) {
-    const guint np = MIN (per_run, n - p);
-    fixed_to_float (buf, v + (gsize) p * st->channels, offset,
-        (gsize) np * st->channels);
-    add_run (st, acc, first + p, buf, np);
-  }
-}
-
 void
 gcv_cpu_stats_begin (GcvCpuStats * st, guint n_bands, guint n_channels,
     guint channels, guint width, guint height, guint64 count,

@@ -57,9 +57,6 @@ gcv_cpu_stats_band (const GcvCpuStats * st, guint band)
 /* n pixels of output row y from column x0 on, in output units. */
 void gcv_cpu_stats_floats (const GcvCpuStats * st, GcvCpuStatsAcc * acc,
     guint y, guint x0, const gfloat * v, guint n);
-/* The same in 8.8 fixed point: the value is (v - offset) / 256. */
-void gcv_cpu_stats_fixed (const GcvCpuStats * st, GcvCpuStatsAcc * acc,
-    guint y, guint x0, const guint16 * v, guint16 offset, guint n);
 
 /* The bands merged in band order into `out`. */
 void gcv_cpu_stats_end (const GcvCpuStats * st, GcvFrameStats * out);
