@@ -8,6 +8,7 @@
  * which filters whole frames only in this version, the refusal is what is
  * checked. */
 #include "common-formats.h"
+#include "gcv-regions.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -986,6 +987,200 @@ GST_START_TEST (test_regions_decisions_logged)
 
 GST_END_TEST;
 
+/* Cuts a 1920x1080 plane for a 31x31 kernel and checks it: each sample
+ * filtered or copied once, the holes of a merged cut inside the filtered
+ * area, and what is filtered, less the holes, the samples of `want`
+ * (want_x: by column, else by row). Returns what the filtered rectangles
+ * cost: the rows filtered in all, and the samples with the halo. */
+static void
+check_cut (GcvRegionMode mode, const GcvRect * r, guint n,
+    const gboolean * want, gboolean want_x, guint64 * rows, guint64 * halo,
+    const gchar * what)
+{
+  const guint w = 1920, h = 1080, k = 31;
+  const GcvRegionPlane plane = { w, h, w, h, 0 };
+  GcvFrameOptions o;
+  GcvRegionSplit split;
+  guint8 *cover = g_new (guint8, w);
+  guint64 area = 0;
+
+  gcv_frame_options_init (&o);
+  o.region_mode = mode;
+  o.regions = r;
+  o.n_regions = n;
+  gcv_region_split_init (&split);
+  split.kernel_width = split.kernel_height = k;
+  gcv_region_split_run (&split, &o, &plane);
+  *rows = *halo = 0;
+  for (guint i = 0; i < split.filtered->len; i++) {
+    const GcvRect *f = &g_array_index (split.filtered, GcvRect, i);
+    *rows += f->height;
+    *halo += (guint64) (f->width + k - 1) * (f->height + k - 1);
+  }
+  for (guint y = 0; y < h; y++) {
+    guint n_holes;
+    const GcvRegionSpan *holes = gcv_region_split_holes (&split, y, 0, w,
+        &n_holes);
+
+    memset (cover, 0, w);
+    for (guint i = 0; i < split.filtered->len + split.copied->len; i++) {
+      const gboolean f = i < split.filtered->len;
+      const GcvRect *c = f ? &g_array_index (split.filtered, GcvRect, i) :
+          &g_array_index (split.copied, GcvRect, i - split.filtered->len);
+      if ((gint) y >= c->y && (gint) y < c->y + c->height)
+        for (gint x = c->x; x < c->x + c->width; x++)
+          cover[x] += f ? 1 : 16;
+    }
+    for (guint i = 0; i < n_holes; i++)
+      for (guint x = holes[i].x0; x < holes[i].x1; x++) {
+        /* not fail_unless(): each pass of it is a message to the parent */
+        if (cover[x] != 1)
+          ck_abort_msg ("%s: hole (%u, %u) not in the filtered area", what,
+              x, y);
+        cover[x] = 16;
+      }
+    for (guint x = 0; x < w; x++) {
+      if (cover[x] != 1 && cover[x] != 16)
+        ck_abort_msg ("%s: (%u, %u) covered %u times", what, x, y,
+            cover[x] % 16 + cover[x] / 16);
+      if ((cover[x] == 1) != want[want_x ? x : y])
+        ck_abort_msg ("%s: (%u, %u) %s", what, x, y, cover[x] == 1 ?
+            "filtered" : "copied");
+      area += cover[x] == 1;
+    }
+  }
+  fail_unless_equals_uint64 (gcv_region_split_area (&split), area);
+  gcv_region_split_clear (&split);
+  g_free (cover);
+}
+
+/* 256 one-pixel columns or rows of a 1080p plane with a 31x31 kernel, each
+ * mode: the cut filters what was asked, and costs no more than 1.5 times
+ * the whole plane (256 rectangles, each re-reading the halo and paying a
+ * row's overhead, cost 7 to 8 whole frames). */
+GST_START_TEST (test_regions_cut_thin)
+{
+  const guint w = 1920, h = 1080, k = 31;
+  const guint64 whole = (guint64) (w + k - 1) * (h + k - 1);
+  GcvRect r[256];
+  gboolean *want = g_new (gboolean, w);
+
+  for (guint rows_case = 0; rows_case < 2; rows_case++)
+    for (guint mode = GCV_REGIONS_INSIDE; mode <= GCV_REGIONS_OUTSIDE;
+        mode++) {
+      gchar *what = g_strdup_printf ("256 one-pixel %s, %s",
+          rows_case ? "rows" : "columns", mode == 1 ? "inside" : "outside");
+      guint64 rows, halo;
+
+      for (guint i = 0; i < w; i++)
+        want[i] = mode == GCV_REGIONS_OUTSIDE;
+      for (guint i = 0; i < 256; i++) {
+        const guint at = rows_case ? i * 4 + 1 : i * 7 + 3;
+        r[i] = rows_case ? (GcvRect) { 0, (gint) at, (gint) w, 1 } :
+            (GcvRect) { (gint) at, 0, 1, (gint) h };
+        want[at] = mode == GCV_REGIONS_INSIDE;
+      }
+      check_cut (mode, r, 256, want, !rows_case, &rows, &halo, what);
+      fail_unless (rows <= h * 3 / 2, "%s: %" G_GUINT64_FORMAT " rows "
+          "filtered, the plane has %u", what, rows, h);
+      fail_unless (halo <= whole * 3 / 2, "%s: %" G_GUINT64_FORMAT
+          " samples read with the halo, the plane %" G_GUINT64_FORMAT,
+          what, halo, whole);
+      g_free (what);
+    }
+  /* two faces stay two rectangles */
+  {
+    const GcvRect faces[] = { {100, 100, 200, 200}, {900, 500, 150, 180} };
+    GcvFrameOptions o;
+    GcvRegionSplit split;
+    const GcvRegionPlane plane = { w, h, w, h, 0 };
+
+    gcv_frame_options_init (&o);
+    o.region_mode = GCV_REGIONS_INSIDE;
+    o.regions = faces;
+    o.n_regions = 2;
+    gcv_region_split_init (&split);
+    split.kernel_width = split.kernel_height = k;
+    gcv_region_split_run (&split, &o, &plane);
+    fail_unless (!split.merged && split.filtered->len == 2);
+    gcv_region_split_clear (&split);
+  }
+  g_free (want);
+}
+
+GST_END_TEST;
+
+/* Thin columns and rows through the element (a merged cut): the filtered
+ * area against the reference, the rest the input's bytes, and the
+ * statistics of the filtered area only. */
+GST_START_TEST (test_regions_thin_frame)
+{
+  const guint w = 160, hgt = 90;
+  gint rects[4 * 60];
+  GRand *r = ref_rand_new_seeded ("test_regions_thin_frame", 82);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, w, hgt, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  for (guint i = 0; i < 40; i++) {
+    const gint v[4] = { (gint) i * 4 + 1, 0, 1 + i % 2, (gint) hgt };
+    memcpy (rects + 4 * i, v, sizeof (v));
+  }
+  for (guint i = 40; i < 60; i++) {
+    const gint v[4] = { 0, (gint) (i - 40) * 4 + 2, (gint) w, 1 };
+    memcpy (rects + 4 * i, v, sizeof (v));
+  }
+  set_regions (e, rects, 60);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, w, hgt);
+  for (guint mode = 1; mode <= 2; mode++) {
+    g_object_set (e, "region-mode", mode, NULL);
+    check_frame (h, in, &p, NULL, 0, rects, 60, mode, mode == 1 ?
+        "thin, inside" : "thin, outside");
+  }
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* the statistics: the filtered samples only, the values stored there
+   * (each within the rounding's 0.5) */
+  g_object_set (e, "statistics", TRUE, NULL);
+  {
+    GstBuffer *out = gcvt_process (h, gcvt_buffer_new (in, REF_GRAY8, 0, 0,
+            FALSE));
+    GstCustomMeta *meta = gst_buffer_get_custom_meta (out,
+        "GstGpuConvolveStatisticsMeta");
+    const GstStructure *st;
+    GstMapInfo map;
+    guint64 count = 0;
+    gdouble sum = 0.0, got;
+
+    fail_unless (meta != NULL, "no statistics meta");
+    st = gst_custom_meta_get_structure (meta);
+    fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+    for (guint y = 0; y < hgt; y++)
+      for (guint x = 0; x < w; x++)
+        if (ref_region_filtered (rects, 60, 2, w, hgt, 1, x, y)) {
+          count++;
+          sum += map.data[y * ref_default_stride (REF_GRAY8, w) + x];
+        }
+    gst_buffer_unmap (out, &map);
+    fail_unless_equals_uint64 (g_value_get_uint64 (gst_value_array_get_value
+            (gst_structure_get_value (st, "count"), 0)), count);
+    got = g_value_get_double (gst_value_array_get_value
+        (gst_structure_get_value (st, "sum"), 0));
+    fail_unless (fabs (got - sum) <= 0.5 * count, "sum %g, the stored "
+        "values' %g", got, sum);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 static Suite *
 regions_suite (void)
 {
@@ -1009,6 +1204,9 @@ regions_suite (void)
   GCVT_ADD_TEST_IF (tc, test_regions_overflow, !gcvt_on_cuda (), whole);
   GCVT_ADD_TEST_IF (tc, test_regions_decisions_logged, !gcvt_on_cuda (),
       whole);
+  GCVT_ADD_TEST_IF (tc, test_regions_cut_thin, !gcvt_on_cuda (),
+      "the CPU engine's cut");
+  GCVT_ADD_TEST_IF (tc, test_regions_thin_frame, !gcvt_on_cuda (), whole);
   return s;
 }
 

@@ -142,12 +142,52 @@ store_row (const Job * job, guint y, guint x0, guint n, gconstpointer v)
     gcv_cpu_narrow (q, v, alpha, n * ch);
 }
 
+/* Row y of a merged cut's filtered plane, columns x0 .. x0 + n - 1: the
+ * values stored, then its holes given back the input's samples; the
+ * statistics measure the values between the holes only. */
+static void
+put_row_holes (const Job * job, GcvCpuStatsAcc * acc, guint y, guint x0,
+    guint n, gconstpointer v)
+{
+  const Setup *s = job->cp->setup;
+  const gsize px = gcv_format_pixel_size (job->plan->geometry.in_format);
+  const gsize value = s->channels * s->sample;  /* v's bytes a pixel */
+  guint n_holes, x = x0;
+  const GcvRegionSpan *h = gcv_region_split_holes (job->holes, y, x0,
+      x0 + n, &n_holes);
+
+  for (guint i = 0; acc && i <= n_holes; i++) {
+    const guint end = i < n_holes ? MAX (h[i].x0, x0) : x0 + n;
+    if (end > x) {
+      gconstpointer at = (const guint8 *) v + (gsize) (x - x0) * value;
+      if (s->fixed)
+        gcv_cpu_stats_fixed (job->stats, acc, y, x, at, FIXED_ROUND,
+            end - x);
+      else
+        gcv_cpu_stats_floats (job->stats, acc, y, x, at, end - x);
+    }
+    if (i < n_holes)
+      x = MIN (h[i].x1, x0 + n);
+  }
+  store_row (job, y, x0, n, v);
+  for (guint i = 0; i < n_holes; i++) {
+    const guint a = MAX (h[i].x0, x0), b = MIN (h[i].x1, x0 + n);
+    memcpy ((guint8 *) job->dst->data + (gsize) y * job->dst->stride
+        + a * px, (const guint8 *) job->src->data
+        + (gsize) y * job->src->stride + a * px, (b - a) * px);
+  }
+}
+
 /* The same, and to the band's statistics `acc` where the frame is
  * measured (apart, so that store_row() costs what it did without). */
 static inline void
 put_row (const Job * job, GcvCpuStatsAcc * acc, guint y, guint x0, guint n,
     gconstpointer v)
 {
+  if (G_UNLIKELY (job->holes)) {
+    put_row_holes (job, acc, y, x0, n, v);
+    return;
+  }
   if (G_UNLIKELY (acc)) {
     if (job->cp->setup->fixed)
       gcv_cpu_stats_fixed (job->stats, acc, y, x0, v, FIXED_ROUND, n);
