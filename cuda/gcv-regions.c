@@ -5,7 +5,9 @@
  * runs. The runs (inside) or the gaps between them (outside) are filtered,
  * the rest copied, so filtering costs what the filtered area costs. A run
  * that goes on in the next band with the same columns grows downwards, so
- * a rectangular region stays one rectangle. */
+ * a rectangular region stays one rectangle. Where the rectangles would
+ * cost more than the whole plane, the whole plane is filtered instead and
+ * the copied spans of each band are its holes (gcv-regions.h). */
 #include "gcv-regions.h"
 
 #include <stdlib.h>
@@ -14,9 +16,14 @@ typedef struct {
   guint x0, x1, y0, y1;
 } Box;
 
-typedef struct {
-  guint x0, x1;
-} Span;
+typedef GcvRegionSpan Span;
+
+/* What a rectangle costs, in samples filtered: a row of it costs this
+ * many more than its width besides the kernel's halo (the CPU engine's
+ * calls and set-up per row and strip; about what one-pixel columns cost on
+ * a 1080p frame), and a hole this many a row (its copy). */
+#define ROW_OVERHEAD 64
+#define HOLE_COST 8
 
 gboolean
 gcv_regions_check (const GcvFrameOptions * options, GError ** error)
@@ -53,6 +60,9 @@ gcv_region_split_init (GcvRegionSplit * split)
   split->open[0] = g_array_new (FALSE, FALSE, sizeof (guint));
   split->open[1] = g_array_new (FALSE, FALSE, sizeof (guint));
   split->next = g_array_new (FALSE, FALSE, sizeof (guint));
+  split->hole_ys = g_array_new (FALSE, FALSE, sizeof (guint));
+  split->hole_first = g_array_new (FALSE, FALSE, sizeof (guint));
+  split->holes = g_array_new (FALSE, FALSE, sizeof (Span));
 }
 
 void
@@ -60,7 +70,7 @@ gcv_region_split_clear (GcvRegionSplit * split)
 {
   GArray **arrays[] = { &split->filtered, &split->copied, &split->boxes,
     &split->ys, &split->spans, &split->open[0], &split->open[1],
-    &split->next
+    &split->next, &split->hole_ys, &split->hole_first, &split->holes
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (arrays); i++)
@@ -154,6 +164,53 @@ add_band (GcvRegionSplit * split, guint which, const Span * spans,
       split->next->len);
 }
 
+/* Samples of the rectangles in `filtered`. */
+static guint64
+gcv_region_split_exact_area (const GcvRegionSplit * split)
+{
+  guint64 area = 0;
+
+  for (guint i = 0; i < split->filtered->len; i++) {
+    const GcvRect *r = &g_array_index (split->filtered, GcvRect, i);
+    area += (guint64) r->width * r->height;
+  }
+  return area;
+}
+
+/* What filtering a rectangle costs (ROW_OVERHEAD). */
+static guint64
+rect_cost (const GcvRegionSplit * split, guint width, guint height)
+{
+  return (guint64) (width + split->kernel_width - 1 + ROW_OVERHEAD)
+      * (height + split->kernel_height - 1);
+}
+
+/* The whole plane filtered instead of the rectangles, where that costs
+ * less: the copied spans of each band become holes. */
+static void
+merge (GcvRegionSplit * split, const GcvRegionPlane * plane)
+{
+  guint64 cut = 0, whole = rect_cost (split, plane->width, plane->height);
+  const guint n_bands = split->hole_ys->len - 1;
+
+  for (guint i = 0; i < split->filtered->len; i++) {
+    const GcvRect *r = &g_array_index (split->filtered, GcvRect, i);
+    cut += rect_cost (split, r->width, r->height);
+  }
+  for (guint k = 0; k < n_bands && whole < cut; k++)
+    whole += (guint64) HOLE_COST * (g_array_index (split->hole_ys, guint,
+            k + 1) - g_array_index (split->hole_ys, guint, k))
+        * (g_array_index (split->hole_first, guint, k + 1)
+        - g_array_index (split->hole_first, guint, k));
+  if (whole >= cut)
+    return;
+  split->merged = TRUE;
+  g_array_set_size (split->filtered, 0);
+  g_array_set_size (split->copied, 0);
+  g_array_append_val (split->filtered, ((GcvRect) { 0, 0,
+              (gint) plane->width, (gint) plane->height }));
+}
+
 void
 gcv_region_split_run (GcvRegionSplit * split, const GcvFrameOptions * options,
     const GcvRegionPlane * plane)
@@ -170,6 +227,10 @@ gcv_region_split_run (GcvRegionSplit * split, const GcvFrameOptions * options,
   g_array_set_size (split->ys, 0);
   g_array_set_size (split->open[0], 0);
   g_array_set_size (split->open[1], 0);
+  g_array_set_size (split->hole_ys, 0);
+  g_array_set_size (split->hole_first, 0);
+  g_array_set_size (split->holes, 0);
+  split->merged = FALSE;
   g_array_append_val (split->ys, (guint) { 0 });
   g_array_append_val (split->ys, height);
   for (guint i = 0; i < options->n_regions; i++) {
@@ -223,17 +284,58 @@ gcv_region_split_run (GcvRegionSplit * split, const GcvFrameOptions * options,
         inside ? n_runs : n_gaps, y0, y1);
     add_band (split, 1, inside ? gaps : &g_array_index (covered, Span, 0),
         inside ? n_gaps : n_runs, y0, y1);
+    /* the band's copied spans, the holes should the cut be merged */
+    g_array_append_val (split->hole_ys, y0);
+    g_array_append_val (split->hole_first, split->holes->len);
+    g_array_append_vals (split->holes, inside ? gaps : &g_array_index
+        (covered, Span, 0), inside ? n_gaps : n_runs);
   }
+  g_array_append_val (split->hole_ys, height);
+  g_array_append_val (split->hole_first, split->holes->len);
+  split->area = gcv_region_split_exact_area (split);
+  if (split->kernel_width > 0 && split->kernel_height > 0)
+    merge (split, plane);
 }
 
 guint64
 gcv_region_split_area (const GcvRegionSplit * split)
 {
-  guint64 area = 0;
+  return split->area;
+}
 
-  for (guint i = 0; i < split->filtered->len; i++) {
-    const GcvRect *r = &g_array_index (split->filtered, GcvRect, i);
-    area += (guint64) r->width * r->height;
+const GcvRegionSpan *
+gcv_region_split_holes (const GcvRegionSplit * split, guint y, guint x0,
+    guint x1, guint * n)
+{
+  const guint *ys = (const guint *) split->hole_ys->data;
+  const Span *h;
+  guint lo = 0, hi = split->hole_ys->len - 1, first, end;
+
+  *n = 0;
+  if (!split->merged)
+    return NULL;
+  /* the band: the last whose top is at or above y (ys ends with the
+   * plane's height) */
+  while (hi - lo > 1) {
+    const guint mid = (lo + hi) / 2;
+    if (ys[mid] <= y)
+      lo = mid;
+    else
+      hi = mid;
   }
-  return area;
+  first = g_array_index (split->hole_first, guint, lo);
+  end = g_array_index (split->hole_first, guint, lo + 1);
+  h = (const Span *) split->holes->data;
+  /* the first that ends past x0 (they are by column, apart), then those
+   * that start before x1 */
+  for (guint right = end; first < right;) {
+    const guint mid = first + (right - first) / 2;
+    if (h[mid].x1 <= x0)
+      first = mid + 1;
+    else
+      right = mid;
+  }
+  while (first + *n < end && h[first + *n].x0 < x1)
+    (*n)++;
+  return *n ? h + first : NULL;
 }

@@ -96,6 +96,9 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
 
   self->failed = FALSE;
   self->dropped = FALSE;
+  /* a mask that was refused is not run unapplied */
+  if (!gst_gpu_convolve_regions_start (self))
+    return FALSE;
   g_clear_pointer (&self->filter, gcv_filter_free);
   if (!gst_gpu_convolve_refresh_filter (self, &error)) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -152,6 +155,7 @@ gst_gpu_convolve_stop (GstBaseTransform * trans)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
 
+  gst_gpu_convolve_regions_stop (self);
   gst_gpu_convolve_frames_discard (self->frames, self->plan);
   g_clear_pointer (&self->plan, gcv_plan_free);
   gst_gpu_convolve_engine_stop (self);

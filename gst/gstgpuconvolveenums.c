@@ -93,3 +93,11 @@ DEFINE_ENUM (gst_gpu_convolve_region_source_get_type,
         "roi-meta"},
     {GST_GPU_CONVOLVE_REGION_SOURCE_BOTH, "The property and the metas",
         "both"});
+
+DEFINE_ENUM (gst_gpu_convolve_region_fail_get_type,
+    "GstGpuConvolveRegionFail",
+    {GST_GPU_CONVOLVE_REGION_FAIL_CLOSED, "Filter the whole frame, with a "
+          "warning", "closed"},
+    {GST_GPU_CONVOLVE_REGION_FAIL_ERROR, "Stop with an error", "error"},
+    {GST_GPU_CONVOLVE_REGION_FAIL_OPEN, "Filter what the regions allow, "
+          "with a warning", "open"});

@@ -36,6 +36,16 @@ typedef enum {
 #define GST_TYPE_GPU_CONVOLVE_REGION_SOURCE (gst_gpu_convolve_region_source_get_type ())
 GType gst_gpu_convolve_region_source_get_type (void);
 
+/* What a frame gets when its regions cannot be applied as asked
+ * (docs/regions.md). */
+typedef enum {
+  GST_GPU_CONVOLVE_REGION_FAIL_CLOSED,
+  GST_GPU_CONVOLVE_REGION_FAIL_ERROR,
+  GST_GPU_CONVOLVE_REGION_FAIL_OPEN,
+} GstGpuConvolveRegionFail;
+#define GST_TYPE_GPU_CONVOLVE_REGION_FAIL (gst_gpu_convolve_region_fail_get_type ())
+GType gst_gpu_convolve_region_fail_get_type (void);
+
 G_END_DECLS
 
 #endif /* __GST_GPU_CONVOLVE_ENUMS_H__ */

@@ -36,6 +36,10 @@ struct _GstGpuConvolve
   gint region_source;           /* GstGpuConvolveRegionSource */
   gchar *region_type;           /* ROI metas' type taken, NULL: any */
   GcvRegionMode region_mode;
+  gint region_fail;             /* GstGpuConvolveRegionFail */
+  gchar *regions_refused;       /* why the last regions value set before
+                                 * start was refused: start() fails */
+  gboolean regions_running;     /* started: a refusal only warns */
   gboolean post_messages;
   gboolean settings_changed;    /* desc differs from the filter in use */
   gchar *active_algorithm;
@@ -57,6 +61,10 @@ struct _GstGpuConvolve
   gboolean dropped;             /* GstBaseTransform dropped a frame (QoS) */
   gboolean warned_fallback;
   GArray *frame_regions;        /* GcvRect: the frame being submitted's */
+  guint frame_notice;           /* what its mask came to (regions.c) */
+  gboolean frame_fails;         /* region-fail=error stops at it */
+  guint region_notice;          /* the last posted */
+  gchar *region_message;        /* the notice's text */
 };
 
 /* gstgpuconvolveproperties.c: the property table. install() from
@@ -75,8 +83,10 @@ void gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 
 /* gstgpuconvolveregions.c: the region properties (ids from `first`, set
- * and got under the object lock), and a frame's regions into its
- * options. */
+ * and got under the object lock; a refused regions value reported by
+ * refused()), start() failing where one was refused before it, and a
+ * frame's regions into its options (under the lock), then report() on the
+ * bus what its mask came to (FALSE: stop, the error posted). */
 G_GNUC_INTERNAL
 void gst_gpu_convolve_regions_install (GObjectClass * gobject_class,
     guint first);
@@ -91,8 +101,17 @@ G_GNUC_INTERNAL
 void gst_gpu_convolve_regions_get_property (GstGpuConvolve * self, guint id,
     GValue * value);
 G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_refused (GstGpuConvolve * self,
+    const GValue * value, const gchar * why);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_regions_start (GstGpuConvolve * self);
+G_GNUC_INTERNAL
+void gst_gpu_convolve_regions_stop (GstGpuConvolve * self);
+G_GNUC_INTERNAL
 void gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self,
     GstBuffer * inbuf, GcvFrameOptions * options);
+G_GNUC_INTERNAL
+gboolean gst_gpu_convolve_regions_report (GstGpuConvolve * self);
 
 /* gstgpuconvolvefilter.c: the properties settled into the filter the plan
  * runs. refresh_filter() builds it when they changed (FALSE, with `error`,

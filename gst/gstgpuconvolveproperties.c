@@ -49,6 +49,7 @@ enum
   PROP_REGION_SOURCE,
   PROP_REGION_TYPE,
   PROP_REGION_MODE,
+  PROP_REGION_FAIL,
 };
 
 /* No element spec: GObject would validate each value against it before the
@@ -254,6 +255,7 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
         case PROP_REGION_SOURCE:
         case PROP_REGION_TYPE:
         case PROP_REGION_MODE:
+        case PROP_REGION_FAIL:
           gst_gpu_convolve_regions_set_property (self,
               prop_id - PROP_REGIONS, value, &error);
           break;
@@ -292,6 +294,8 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
     g_warning ("%s: refusing %s=%s: %s; keeping the previous value",
         GST_OBJECT_NAME (self), pspec->name, attempt, error->message);
     g_free (attempt);
+    if (prop_id == PROP_REGIONS)
+      gst_gpu_convolve_regions_refused (self, value, error->message);
     g_error_free (error);
   }
 }
@@ -392,6 +396,7 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
     case PROP_REGION_SOURCE:
     case PROP_REGION_TYPE:
     case PROP_REGION_MODE:
+    case PROP_REGION_FAIL:
       gst_gpu_convolve_regions_get_property (self, prop_id - PROP_REGIONS,
           value);
       break;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Privacy regions (docs/regions.md): the properties regions,
- * region-source, region-type and region-mode, and each frame's regions:
- * the property's rectangles, the buffer's GstVideoRegionOfInterestMeta, or
- * both, in the pixels of the frame the element filters (the crop region,
- * where the buffer has a crop meta). The engine filters their union
- * (inside) or all but it (outside), and copies the rest. */
+ * region-source, region-type, region-mode and region-fail, and each
+ * frame's regions: the property's rectangles, the buffer's
+ * GstVideoRegionOfInterestMeta, or both, in the pixels of the frame the
+ * element filters (the crop region, where the buffer has a crop meta),
+ * clipped to it. The engine filters their union (inside) or all but it
+ * (outside), and copies the rest. A mask that cannot be applied as asked
+ * fails closed by default, and says so on the bus. */
 #include "gstgpuconvolveprivate.h"
 #include "gstgpuconvolveenums.h"
 
@@ -16,7 +18,18 @@ enum
   REGION_SOURCE,
   REGION_TYPE,
   REGION_MODE,
+  REGION_FAIL,
 };
+
+/* Why a frame's mask is not what was asked, worst last: the bus hears of
+ * each change of it (a warning, or with region-fail=error an error). */
+typedef enum
+{
+  NOTICE_NONE,
+  NOTICE_GROWN,                 /* inside: > 256 regions, the last grown */
+  NOTICE_TOO_MANY,              /* outside: > 256 regions */
+  NOTICE_NONE_COVERS,           /* regions asked, none in the frame */
+} Notice;
 
 void
 gst_gpu_convolve_regions_init (GstGpuConvolve * self)
@@ -25,6 +38,7 @@ gst_gpu_convolve_regions_init (GstGpuConvolve * self)
   self->frame_regions = g_array_new (FALSE, FALSE, sizeof (GcvRect));
   self->region_source = GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY;
   self->region_mode = GCV_REGIONS_ALL;
+  self->region_fail = GST_GPU_CONVOLVE_REGION_FAIL_CLOSED;
 }
 
 void
@@ -33,11 +47,35 @@ gst_gpu_convolve_regions_finalize (GstGpuConvolve * self)
   g_array_unref (self->regions);
   g_array_unref (self->frame_regions);
   g_free (self->region_type);
+  g_free (self->regions_refused);
+  g_free (self->region_message);
+}
+
+/* A value as a launch line writes it: <10, 20, -5, 8>, arrays nested. */
+static gchar *
+value_text (const GValue * value)
+{
+  GString *text;
+
+  if (G_VALUE_HOLDS_INT (value))
+    return g_strdup_printf ("%d", g_value_get_int (value));
+  if (!GST_VALUE_HOLDS_ARRAY (value)) {
+    gchar *s = gst_value_serialize (value);
+    return s ? s : g_strdup_value_contents (value);
+  }
+  text = g_string_new ("<");
+  for (guint i = 0; i < gst_value_array_get_size (value); i++) {
+    gchar *e = value_text (gst_value_array_get_value (value, i));
+    g_string_append_printf (text, "%s%s", i ? ", " : "", e);
+    g_free (e);
+  }
+  g_string_append_c (text, '>');
+  return g_string_free (text, FALSE);
 }
 
 /* A GstValueArray of <x, y, width, height> into rectangles; FALSE, with
- * the region named, when one is not four integers or has a negative
- * size. */
+ * the region named by its index (from 1) and its text, when one is not
+ * four integers or has a negative size, or there are too many. */
 static gboolean
 regions_from_value (const GValue * value, GArray * out, GError ** error)
 {
@@ -45,33 +83,32 @@ regions_from_value (const GValue * value, GArray * out, GError ** error)
 
   if (n > GCV_MAX_REGIONS) {
     g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "%u regions, %d at "
-        "most", n, GCV_MAX_REGIONS);
+        "most: region %u and after are too many", n, GCV_MAX_REGIONS,
+        GCV_MAX_REGIONS + 1);
     return FALSE;
   }
   for (guint i = 0; i < n; i++) {
     const GValue *r = gst_value_array_get_value (value, i);
+    gchar *text = value_text (r);
     gint v[4];
+    gboolean ok = GST_VALUE_HOLDS_ARRAY (r)
+        && gst_value_array_get_size (r) == 4;
 
-    if (!GST_VALUE_HOLDS_ARRAY (r) || gst_value_array_get_size (r) != 4) {
-      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "region %u is not "
-          "<x, y, width, height>", i + 1);
-      return FALSE;
-    }
-    for (guint j = 0; j < 4; j++) {
+    for (guint j = 0; ok && j < 4; j++) {
       const GValue *e = gst_value_array_get_value (r, j);
-      if (!G_VALUE_HOLDS_INT (e)) {
-        g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "region %u: "
-            "value %u is a %s, not an integer", i + 1, j + 1,
-            G_VALUE_TYPE_NAME (e));
-        return FALSE;
-      }
-      v[j] = g_value_get_int (e);
+      ok = G_VALUE_HOLDS_INT (e);
+      if (ok)
+        v[j] = g_value_get_int (e);
     }
-    if (v[2] < 0 || v[3] < 0) {
-      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "region %u has a "
-          "negative size %dx%d", i + 1, v[2], v[3]);
+    if (!ok)
+      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "region %u %s is "
+          "not four integers <x, y, width, height>", i + 1, text);
+    else if (v[2] < 0 || v[3] < 0)
+      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "region %u %s has "
+          "a negative size %dx%d", i + 1, text, v[2], v[3]);
+    g_free (text);
+    if (!ok || v[2] < 0 || v[3] < 0)
       return FALSE;
-    }
     g_array_append_val (out, ((GcvRect) { v[0], v[1], v[2], v[3] }));
   }
   return TRUE;
@@ -114,6 +151,7 @@ gst_gpu_convolve_regions_set_property (GstGpuConvolve * self, guint id,
       }
       g_array_unref (self->regions);
       self->regions = regions;
+      g_clear_pointer (&self->regions_refused, g_free);
       break;
     case REGION_SOURCE:
       self->region_source = g_value_get_enum (value);
@@ -125,8 +163,68 @@ gst_gpu_convolve_regions_set_property (GstGpuConvolve * self, guint id,
     case REGION_MODE:
       self->region_mode = g_value_get_enum (value);
       break;
+    case REGION_FAIL:
+      self->region_fail = g_value_get_enum (value);
+      break;
   }
   return TRUE;
+}
+
+/* A regions value was refused (the setter's warning is given): before
+ * start the element keeps the reason and start() fails with it, so that a
+ * mask with a typo does not run unapplied; while running the mask in
+ * force stays, and the bus hears of the refused value. Not under the
+ * object lock. */
+void
+gst_gpu_convolve_regions_refused (GstGpuConvolve * self, const GValue * value,
+    const gchar * why)
+{
+  gchar *text = value_text (value);
+  gboolean running;
+
+  GST_OBJECT_LOCK (self);
+  running = self->regions_running;
+  if (!running) {
+    g_free (self->regions_refused);
+    self->regions_refused = g_strdup (why);
+  }
+  GST_OBJECT_UNLOCK (self);
+  GST_DEBUG_OBJECT (self, "regions=%s refused%s: %s", text,
+      running ? " while running" : "", why);
+  if (running)
+    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
+        ("Refusing regions=%s: %s; keeping the previous regions", text,
+            why), (NULL));
+  g_free (text);
+}
+
+/* At start: FALSE, with the error posted, where a regions value was
+ * refused since the last one taken. */
+gboolean
+gst_gpu_convolve_regions_start (GstGpuConvolve * self)
+{
+  gchar *why;
+
+  GST_OBJECT_LOCK (self);
+  why = g_strdup (self->regions_refused);
+  self->regions_running = why == NULL;
+  GST_OBJECT_UNLOCK (self);
+  self->region_notice = NOTICE_NONE;
+  if (why) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid regions: %s", why),
+        ("a regions value was refused before start; set one that is taken"));
+    g_free (why);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+gst_gpu_convolve_regions_stop (GstGpuConvolve * self)
+{
+  GST_OBJECT_LOCK (self);
+  self->regions_running = FALSE;
+  GST_OBJECT_UNLOCK (self);
 }
 
 /* Under the object lock. */
@@ -147,75 +245,202 @@ gst_gpu_convolve_regions_get_property (GstGpuConvolve * self, guint id,
     case REGION_MODE:
       g_value_set_enum (value, self->region_mode);
       break;
+    case REGION_FAIL:
+      g_value_set_enum (value, self->region_fail);
+      break;
   }
 }
 
-/* A region from a meta, in the frame's pixels. */
+/* What a frame's regions came to: asked for, and past the engine's 256. */
+typedef struct
+{
+  guint asked, beyond;
+} Tally;
+
+/* Region `index` (from 1) <x, y, w, h> in the frame's pixels, clipped to
+ * the frame in 64 bits and added; past the engine's 256 it grows the last
+ * one (inside: more is filtered, never less) or is left out (outside: it
+ * is filtered, never less). Each decision in the log. */
 static void
-add_meta_region (GstGpuConvolve * self, const GstVideoRegionOfInterestMeta
-    * m, gint64 origin_x, gint64 origin_y)
+add_region (GstGpuConvolve * self, Tally * t, gint64 x, gint64 y, gint64 w,
+    gint64 h)
 {
   GArray *out = self->frame_regions;
-  GcvRect r = {
-    (gint) CLAMP ((gint64) m->x - origin_x, G_MININT, G_MAXINT),
-    (gint) CLAMP ((gint64) m->y - origin_y, G_MININT, G_MAXINT),
-    (gint) MIN (m->w, (guint) G_MAXINT), (gint) MIN (m->h, (guint) G_MAXINT)
-  };
+  const gint64 fw = self->in_info.width, fh = self->in_info.height;
+  const gint64 x0 = CLAMP (x, 0, fw), y0 = CLAMP (y, 0, fh);
+  const gint64 x1 = CLAMP (x + w, 0, fw), y1 = CLAMP (y + h, 0, fh);
+  const guint index = ++t->asked;
+  GcvRect r = { (gint) x0, (gint) y0, (gint) (x1 - x0), (gint) (y1 - y0) };
+  GcvRect *last;
+  gint right, bottom;
 
+  if (x1 <= x0 || y1 <= y0) {
+    GST_DEBUG_OBJECT (self, "region %u <%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "> has "
+        "no pixel in the %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " frame: "
+        "dropped", index, x, y, w, h, fw, fh);
+    return;
+  }
+  if (x0 != x || y0 != y || x1 != x + w || y1 != y + h)
+    GST_DEBUG_OBJECT (self, "region %u <%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "> "
+        "clipped to the frame: <%d, %d, %d, %d>", index, x, y, w, h, r.x, r.y,
+        r.width, r.height);
   if (out->len < GCV_MAX_REGIONS) {
     g_array_append_val (out, r);
     return;
   }
-  /* More than the engine takes: the last grows to cover this one too, so
-   * that no region is left unfiltered (inside) or filtered (outside). */
-  {
-    GcvRect *last = &g_array_index (out, GcvRect, out->len - 1);
-    const gint64 x0 = MIN (last->x, r.x), y0 = MIN (last->y, r.y);
-    const gint64 x1 = MAX ((gint64) last->x + last->width,
-        (gint64) r.x + r.width);
-    const gint64 y1 = MAX ((gint64) last->y + last->height,
-        (gint64) r.y + r.height);
-    *last = (GcvRect) { (gint) x0, (gint) y0,
-      (gint) MIN (x1 - x0, G_MAXINT), (gint) MIN (y1 - y0, G_MAXINT)
-    };
-    GST_LOG_OBJECT (self, "more than %d regions: the last one grown",
-        GCV_MAX_REGIONS);
+  t->beyond++;
+  if (self->region_mode == GCV_REGIONS_OUTSIDE) {
+    GST_DEBUG_OBJECT (self, "region %u is past the %d a frame takes: "
+        "dropped (outside: filtered)", index, GCV_MAX_REGIONS);
+    return;
+  }
+  /* both in the frame: the bounding box is too */
+  last = &g_array_index (out, GcvRect, out->len - 1);
+  right = MAX (last->x + last->width, r.x + r.width);
+  bottom = MAX (last->y + last->height, r.y + r.height);
+  last->x = MIN (last->x, r.x);
+  last->y = MIN (last->y, r.y);
+  last->width = right - last->x;
+  last->height = bottom - last->y;
+  GST_DEBUG_OBJECT (self, "region %u is past the %d a frame takes: merged, "
+      "region %d grown to <%d, %d, %d, %d>", index, GCV_MAX_REGIONS,
+      GCV_MAX_REGIONS, last->x, last->y, last->width, last->height);
+}
+
+/* The regions from a buffer's ROI metas, in the frame's pixels. */
+static void
+add_meta_regions (GstGpuConvolve * self, Tally * t, GstBuffer * inbuf)
+{
+  /* metas are in the buffer's pixels; the frame is its crop region */
+  GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
+  const gint64 ox = crop ? crop->x : 0, oy = crop ? crop->y : 0;
+  const gboolean any_type = !self->region_type || !*self->region_type;
+  gpointer state = NULL;
+  GstMeta *meta;
+
+  while ((meta = gst_buffer_iterate_meta_filtered (inbuf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    const GstVideoRegionOfInterestMeta *m =
+        (const GstVideoRegionOfInterestMeta *) meta;
+    if (any_type || g_strcmp0 (g_quark_to_string (m->roi_type),
+            self->region_type) == 0)
+      add_region (self, t, (gint64) m->x - ox, (gint64) m->y - oy, m->w,
+          m->h);
   }
 }
 
+/* The frame's notice for the bus, and what region-fail makes of it. */
+static gchar *
+notice_text (GstGpuConvolve * self, Notice notice, const Tally * t)
+{
+  const gboolean inside = self->region_mode == GCV_REGIONS_INSIDE;
+  const gchar *then;
+
+  if (notice == NOTICE_GROWN)
+    return g_strdup_printf ("%u regions on a frame, %d at most: the last "
+        "is grown to the bounding box of the rest, which filters more than "
+        "asked", t->asked, GCV_MAX_REGIONS);
+  if (self->region_fail == GST_GPU_CONVOLVE_REGION_FAIL_CLOSED)
+    then = "; filtering the whole frame (region-fail=closed)";
+  else if (self->region_fail == GST_GPU_CONVOLVE_REGION_FAIL_ERROR)
+    then = " (region-fail=error)";
+  else if (notice == NOTICE_TOO_MANY)
+    then = "; the regions past the 256th are filtered (region-fail=open)";
+  else if (inside)
+    then = "; the frame is passed unfiltered (region-fail=open)";
+  else
+    then = "; the whole frame is filtered (region-fail=open)";
+  if (notice == NOTICE_TOO_MANY)
+    return g_strdup_printf ("%u regions on a frame, %d at most: with "
+        "region-mode=outside the rest cannot be merged without leaving "
+        "pixels unfiltered%s", t->asked, GCV_MAX_REGIONS, then);
+  return g_strdup_printf ("none of the %u region(s) has a pixel in the "
+      "%ux%u frame%s", t->asked, self->in_info.width, self->in_info.height,
+      then);
+}
+
 /* The regions of the frame of `inbuf` into `options`, which point into
- * the element's array until the next frame's. Under the object lock. */
+ * the element's array until the next frame's; what the mask came to is
+ * kept for gst_gpu_convolve_regions_report(). Under the object lock. */
 void
 gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
     GcvFrameOptions * options)
 {
   GArray *out = self->frame_regions;
+  Tally t = { 0, 0 };
+  Notice notice = NOTICE_NONE;
+
+  options->region_mode = self->region_mode;
+  options->regions = NULL;
+  options->n_regions = 0;
+  self->frame_notice = NOTICE_NONE;
+  if (self->region_mode == GCV_REGIONS_ALL)
+    return;                     /* nothing to do: unset regions cost nothing */
 
   g_array_set_size (out, 0);
-  options->region_mode = self->region_mode;
-  if (self->region_mode != GCV_REGIONS_ALL) {
-    if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META)
-      g_array_append_vals (out, self->regions->data, self->regions->len);
-    if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY) {
-      /* metas are in the buffer's pixels; the frame is its crop region */
-      GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
-      const gint64 ox = crop ? crop->x : 0, oy = crop ? crop->y : 0;
-      const gboolean any_type = !self->region_type || !*self->region_type;
-      gpointer state = NULL;
-      GstMeta *meta;
-
-      while ((meta = gst_buffer_iterate_meta_filtered (inbuf, &state,
-                  GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-        const GstVideoRegionOfInterestMeta *m =
-            (const GstVideoRegionOfInterestMeta *) meta;
-        if (any_type || g_strcmp0 (g_quark_to_string (m->roi_type),
-                self->region_type) == 0)
-          add_meta_region (self, m, ox, oy);
-      }
+  if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META)
+    for (guint i = 0; i < self->regions->len; i++) {
+      const GcvRect *r = &g_array_index (self->regions, GcvRect, i);
+      add_region (self, &t, r->x, r->y, r->width, r->height);
     }
+  if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY)
+    add_meta_regions (self, &t, inbuf);
+
+  if (t.asked > 0 && out->len == 0)
+    notice = NOTICE_NONE_COVERS;
+  else if (t.beyond > 0)
+    notice = self->region_mode == GCV_REGIONS_OUTSIDE ? NOTICE_TOO_MANY :
+        NOTICE_GROWN;
+  if (notice >= NOTICE_TOO_MANY) {
+    GST_DEBUG_OBJECT (self, "the regions cannot be applied as asked: %s",
+        notice == NOTICE_TOO_MANY ? "too many for outside" :
+        "none in the frame");
+    /* closed: the whole frame filtered, in the mode asked (so that what
+     * the mode needs, such as the same format in and out, still holds) */
+    if (self->region_fail == GST_GPU_CONVOLVE_REGION_FAIL_CLOSED) {
+      g_array_set_size (out, 0);
+      if (self->region_mode == GCV_REGIONS_INSIDE)
+        g_array_append_val (out, ((GcvRect) { 0, 0,
+                    (gint) self->in_info.width,
+                    (gint) self->in_info.height }));
+    }
+  }
+  /* a change of mode or region-fail changes what the frame gets too */
+  self->frame_notice = notice ? notice | self->region_fail << 4
+      | self->region_mode << 8 : NOTICE_NONE;
+  self->frame_fails = notice >= NOTICE_TOO_MANY
+      && self->region_fail == GST_GPU_CONVOLVE_REGION_FAIL_ERROR;
+  if (self->frame_notice != self->region_notice || self->frame_fails) {
+    g_free (self->region_message);
+    self->region_message = notice ? notice_text (self, notice, &t) : NULL;
   }
   options->regions = (const GcvRect *) out->data;
   options->n_regions = out->len;
+}
+
+/* After the frame's regions were taken, not under the object lock: a
+ * change in what the mask came to is posted once, as a warning; FALSE,
+ * with an error posted, where region-fail=error stops the stream. */
+gboolean
+gst_gpu_convolve_regions_report (GstGpuConvolve * self)
+{
+  if (G_LIKELY (self->frame_notice == self->region_notice
+          && !self->frame_fails))
+    return TRUE;
+  self->region_notice = self->frame_notice;
+  if (self->frame_fails) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Privacy regions cannot be "
+            "applied: %s", self->region_message), (NULL));
+    return FALSE;
+  }
+  if (self->frame_notice == NOTICE_NONE)
+    GST_INFO_OBJECT (self, "the regions are applied as asked again");
+  else
+    GST_ELEMENT_WARNING (self, STREAM, FAILED, ("Privacy regions not "
+            "applied as asked: %s", self->region_message), (NULL));
+  return TRUE;
 }
 
 /* The properties, from the plugin's property table (`first` is the id of
@@ -282,4 +507,22 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
       g_param_spec_enum ("region-mode", "Region mode",
           "Filter the whole frame, only inside the regions, or outside them",
           GST_TYPE_GPU_CONVOLVE_REGION_MODE, GCV_REGIONS_ALL, live));
+  /**
+   * GstGpuConvolve:region-fail:
+   *
+   * What a frame gets when regions were asked for (region-mode inside or
+   * outside) but cannot be applied as asked: none has a pixel in the
+   * frame, or (outside) a frame has more than 256. closed filters the
+   * whole frame, error stops the stream, open filters what the regions
+   * allow; closed and open post a warning at each change.
+   * docs/regions.md.
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property (gobject_class, first + REGION_FAIL,
+      g_param_spec_enum ("region-fail", "Region failure",
+          "When regions cannot be applied as asked: filter the whole frame "
+          "(closed), stop with an error, or filter what they allow (open)",
+          GST_TYPE_GPU_CONVOLVE_REGION_FAIL,
+          GST_GPU_CONVOLVE_REGION_FAIL_CLOSED, live));
 }

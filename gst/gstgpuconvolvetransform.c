@@ -90,6 +90,10 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   gst_gpu_convolve_regions_for_frame (self, inbuf, &frame->options);
   frame->post_messages = self->post_messages;
   GST_OBJECT_UNLOCK (self);
+  if (!gst_gpu_convolve_regions_report (self)) {
+    ret = GST_FLOW_ERROR;
+    goto fail;
+  }
   frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
   submitted = gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
       &frame->ticket, &error);

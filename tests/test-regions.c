@@ -8,8 +8,10 @@
  * which filters whole frames only in this version, the refusal is what is
  * checked. */
 #include "common-formats.h"
+#include "gcv-regions.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* Rectangles that overlap, cross each edge, have no area, or lie outside
@@ -594,6 +596,9 @@ GST_START_TEST (test_regions_refused)
     g_free (after);
   }
   g_free (before);
+  /* a value taken clears the refusal, which would stop the start */
+  gst_util_set_object_arg (G_OBJECT (e), "regions",
+      "<<10,20,200,100>,<400,40,64,64>>");
 
   /* GRAY8 to GRAY32F: outside the regions there is nothing to copy */
   if (!gcvt_on_cuda ()) {
@@ -617,6 +622,565 @@ GST_START_TEST (test_regions_refused)
 
 GST_END_TEST;
 
+/* The error or warning `msg` (unreffed), whose text must have each of
+ * the `words` (NULL-terminated) in it. */
+static void
+assert_message_has (GstMessage * msg, GstMessageType type, const gchar * what,
+    ...)
+{
+  GError *err = NULL;
+  const gchar *word;
+  va_list args;
+
+  fail_unless (msg != NULL, "%s: no %s message", what,
+      gst_message_type_get_name (type));
+  if (type == GST_MESSAGE_ERROR)
+    gst_message_parse_error (msg, &err, NULL);
+  else
+    gst_message_parse_warning (msg, &err, NULL);
+  va_start (args, what);
+  while ((word = va_arg (args, const gchar *)))
+    fail_unless (strstr (err->message, word) != NULL, "%s: \"%s\" does not "
+        "say %s", what, err->message, word);
+  va_end (args);
+  g_error_free (err);
+  gst_message_unref (msg);
+}
+
+/* The warnings on `e`'s bus, popped. */
+static guint
+count_warnings (GstElement * e)
+{
+  GstMessage *msg;
+  guint n = 0;
+
+  while ((msg = gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING))) {
+    n++;
+    gst_message_unref (msg);
+  }
+  return n;
+}
+
+/* One GRAY8 frame through `h`, with a `face` ROI meta for each of the
+ * n_metas rectangles: filtered exactly where `want` (n_want rectangles,
+ * region mode `mode`; 0: the whole frame) says. */
+static void
+check_frame (GstHarness * h, const RefImage * in, const RefParams * p,
+    const gint * metas, guint n_metas, const gint * want, guint n_want,
+    guint mode, const gchar * what)
+{
+  GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), *out;
+  gboolean *mask = mode ? mask_new (want, n_want, mode, in->width,
+      in->height, in->width, in->height, 1) : NULL;
+
+  for (guint i = 0; i < n_metas; i++)
+    gst_buffer_add_video_region_of_interest_meta (buf, "face", metas[4 * i],
+        metas[4 * i + 1], metas[4 * i + 2], metas[4 * i + 3]);
+  out = gcvt_process (h, buf);
+  gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, p, mask, what);
+  gst_buffer_unref (out);
+  g_free (mask);
+}
+
+/* A GRAY8 element with a 5x5 box filter, for the cases below. */
+static GstElement *
+box_element (RefParams * p, RefKernel ** k)
+{
+  GstElement *e = gcvt_element_new ();
+
+  *k = ref_builtin ("box", 5, 0.0);
+  ref_params_init (p, *k);
+  gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
+  g_object_set (e, "size", 5, NULL);
+  gcvt_apply_algorithm (e);
+  return e;
+}
+
+/* A regions value refused before start stops the element from starting,
+ * the error naming the region by index and text (a negative width, three
+ * values, 257 regions); while it runs, the mask in force stays and a
+ * warning names the refused value. */
+GST_START_TEST (test_regions_refused_at_start)
+{
+  const gchar *bad[][3] = {
+    {"<<100,20,64,64>,<10,10,-5,8>>", "region 2", "10, 10, -5, 8"},
+    {"<<100,20,64,64>,<1,2,3>>", "region 2", "1, 2, 3"},
+    {NULL, "region 257", "257 regions"},
+  };
+  GString *many = g_string_new ("<");
+  GRand *r = ref_rand_new_seeded ("test_regions_refused_at_start", 78);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 48, 32, 0, 0);
+  const gint kept[] = { 4, 4, 10, 10 };
+  RefParams p;
+  RefKernel *k;
+  GstElement *e, *pipeline;
+  GstHarness *h;
+  GstMessage *msg;
+
+  for (guint i = 0; i < 257; i++)
+    g_string_append_printf (many, "%s<%u,0,1,1>", i ? "," : "", i);
+  g_string_append (many, ">");
+  bad[2][0] = many->str;
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    e = gcvt_element_new ();
+    g_object_set (e, "region-mode", 1, NULL);
+    gcvt_log_capture_start ();
+    gst_util_set_object_arg (G_OBJECT (e), "regions", bad[i][0]);
+    gcvt_log_capture_stop ();
+    gcvt_bus (e);
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+        GST_STATE_CHANGE_FAILURE);
+    assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
+        GST_MESSAGE_ERROR, bad[i][1], "regions", bad[i][1], bad[i][2], NULL);
+    gst_element_set_state (e, GST_STATE_NULL);
+    /* a value taken afterwards clears it */
+    set_regions (e, kept, 1);
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+        GST_STATE_CHANGE_SUCCESS);
+    gst_element_set_state (e, GST_STATE_NULL);
+    gcvt_element_unref (e);
+  }
+
+  /* on a launch line: the pipeline does not start */
+  gcvt_log_capture_start ();
+  pipeline = gcvt_pipeline_new ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=GRAY8,width=64,height=48 ! gpuconvolve "
+      "region-mode=inside regions=\"<<100,20,64,64>,<10,10,-5,8>>\" ! "
+      "fakesink");
+  gcvt_log_capture_stop ();
+  msg = gcvt_pipeline_run (pipeline, 10 * GST_SECOND, "launch line");
+  fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR, "the pipeline "
+      "ran with a refused regions value");
+  assert_message_has (msg, GST_MESSAGE_ERROR, "launch line", "region 2",
+      "10, 10, -5, 8", NULL);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pipeline);
+
+  /* while running: the previous mask stays, a warning names the value */
+  if (!gcvt_on_cuda ()) {
+    e = box_element (&p, &k);
+    g_object_set (e, "region-mode", 1, NULL);
+    set_regions (e, kept, 1);
+    h = gcvt_harness_new (e);
+    gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 48, 32);
+    check_frame (h, in, &p, NULL, 0, kept, 1, 1, "before");
+    gcvt_log_capture_start ();
+    gst_util_set_object_arg (G_OBJECT (e), "regions", bad[0][0]);
+    gcvt_log_capture_stop ();
+    assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+        GST_MESSAGE_WARNING, "while running", "regions", "10, 10, -5, 8",
+        "region 2", NULL);
+    check_frame (h, in, &p, NULL, 0, kept, 1, 1, "after the refusal");
+    gst_harness_teardown (h);
+    gcvt_element_unref (e);
+    ref_kernel_free (k);
+  }
+  ref_image_free (in);
+  g_rand_free (r);
+  g_string_free (many, TRUE);
+}
+
+GST_END_TEST;
+
+/* region-fail: regions asked for but none in the frame (a fixed mask
+ * after the caps shrink; regions off the frame in outside mode) or too
+ * many for outside. closed filters the whole frame, open what the regions
+ * allow, each with one warning per change; error stops. */
+GST_START_TEST (test_regions_fail)
+{
+  const gint mask[] = { 40, 30, 20, 10 };
+  GRand *r = ref_rand_new_seeded ("test_regions_fail", 79);
+  RefImage *big = gcvt_random_image (r, REF_GRAY8, 64, 48, 0, 0);
+  RefImage *small = gcvt_random_image (r, REF_GRAY8, 32, 24, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  g_object_set (e, "region-mode", 1, NULL);
+  set_regions (e, mask, 1);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 64, 48);
+  check_frame (h, big, &p, NULL, 0, mask, 1, 1, "the mask in the frame");
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* 1280x720 to 640x360, in small: the mask is past the frame */
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 32, 24);
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 0, "closed");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "closed", "none of the 1 region", "32x24",
+      "region-fail=closed", NULL);
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 0, "closed, again");
+  fail_unless_equals_int (count_warnings (e), 0);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "open");
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 1, "open: copied");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "open", "region-fail=open", NULL);
+  /* outside: nothing to leave unfiltered, the whole frame filtered */
+  g_object_set (e, "region-mode", 2, NULL);
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 0, "outside, open");
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "closed");
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 0, "outside, closed");
+  fail_unless_equals_int (count_warnings (e), 2);
+  /* no region asked: copied (inside), as before, without a word */
+  g_object_set (e, "region-mode", 1, NULL);
+  set_regions (e, NULL, 0);
+  check_frame (h, small, &p, NULL, 0, NULL, 0, 1, "no region");
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* error */
+  set_regions (e, mask, 1);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "error");
+  fail_unless_equals_int (gst_harness_push (h, gcvt_buffer_new (small,
+              REF_GRAY8, 0, 0, FALSE)), GST_FLOW_ERROR);
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
+      GST_MESSAGE_ERROR, "error", "none of the 1 region",
+      "region-fail=error", NULL);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (big);
+  ref_image_free (small);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* 257 regions of 2x2 on a grid of 4, for an 80x60 frame. */
+static void
+grid_regions (gint * rects, guint n)
+{
+  for (guint i = 0; i < n; i++) {
+    const gint v[4] = { (i % 20) * 4, (i / 20) * 4, 2, 2 };
+    memcpy (rects + 4 * i, v, sizeof (v));
+  }
+}
+
+/* More than 256 regions on a frame. Inside: the last property region at
+ * x = -2^31 does not take the face meta's pixels with it (the bounding box
+ * in 64 bits, clipped), and a region past the 256th grows the last one
+ * (more filtered, with a warning). Outside: never less filtered than
+ * asked: closed filters the whole frame, open the regions past the 256th. */
+GST_START_TEST (test_regions_overflow)
+{
+  const gint face[] = { 50, 40, 16, 12 };
+  gint rects[4 * 258], want[4 * 257];
+  GRand *r = ref_rand_new_seeded ("test_regions_overflow", 80);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 80, 60, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  grid_regions (rects, 257);
+  /* (a) 255 regions, one at x = -2^31 and a face */
+  rects[4 * 255] = G_MININT;
+  rects[4 * 255 + 2] = 100;
+  g_object_set (e, "region-mode", 1, "region-source", 2, NULL);
+  set_regions (e, rects, 256);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 80, 60);
+  memcpy (want, rects, 255 * 4 * sizeof (gint));
+  memcpy (want + 4 * 255, face, sizeof (face));
+  check_frame (h, in, &p, face, 1, want, 256, 1, "x = -2^31 and a face");
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* 256 in the frame and a face: the last grows to take the face */
+  grid_regions (rects, 256);
+  set_regions (e, rects, 256);
+  memcpy (want, rects, 256 * 4 * sizeof (gint));
+  want[4 * 255 + 0] = MIN (rects[4 * 255], face[0]);
+  want[4 * 255 + 1] = MIN (rects[4 * 255 + 1], face[1]);
+  want[4 * 255 + 2] = face[0] + face[2] - want[4 * 255];
+  want[4 * 255 + 3] = face[1] + face[3] - want[4 * 255 + 1];
+  check_frame (h, in, &p, face, 1, want, 256, 1, "grown");
+  check_frame (h, in, &p, face, 1, want, 256, 1, "grown, again");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "grown", "257 regions", "more than asked", NULL);
+  fail_unless_equals_int (count_warnings (e), 0);
+
+  /* (b) outside, 257 metas */
+  grid_regions (rects, 257);
+  g_object_set (e, "region-mode", 2, "region-source", 1, NULL);
+  check_frame (h, in, &p, rects, 257, NULL, 0, 0, "outside, closed");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "outside", "257 regions", "region-fail=closed",
+      NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "open");
+  check_frame (h, in, &p, rects, 257, rects, 256, 2, "outside, open");
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+static GPtrArray *debug_lines;
+
+static void
+debug_hook (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  if (level == GST_LEVEL_DEBUG
+      && g_str_equal (gst_debug_category_get_name (category), "gpuconvolve"))
+    g_ptr_array_add (debug_lines, g_strdup (gst_debug_message_get (message)));
+}
+
+static guint
+debug_count (const gchar * word)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < debug_lines->len; i++)
+    n += strstr (g_ptr_array_index (debug_lines, i), word) != NULL;
+  return n;
+}
+
+/* Each decision the element makes about a region is in its DEBUG log:
+ * clipped, dropped, merged; clipping and dropping change nothing that was
+ * asked of the frame's pixels, so they post nothing. */
+GST_START_TEST (test_regions_decisions_logged)
+{
+  const gint rects[] = { -5, 4, 20, 10, 70, 70, 5, 5, 10, 10, 0, 8 };
+  gint many[4 * 257], want[4 * 256];
+  GRand *r = ref_rand_new_seeded ("test_regions_decisions_logged", 81);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 80, 60, 0, 0);
+  GstDebugCategory *cat = _gst_debug_get_category ("gpuconvolve");
+  const GstDebugLevel was = gst_debug_category_get_threshold (cat);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  debug_lines = g_ptr_array_new_with_free_func (g_free);
+  gst_debug_add_log_function (debug_hook, NULL, NULL);
+  gst_debug_remove_log_function (gst_debug_log_default);
+  gst_debug_category_set_threshold (cat, GST_LEVEL_DEBUG);
+  g_object_set (e, "region-mode", 1, NULL);
+  set_regions (e, rects, 3);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 80, 60);
+  check_frame (h, in, &p, NULL, 0, rects, 3, 1, "clipped and dropped");
+  fail_unless (debug_count ("region 1 <-5, 4, 20, 10> clipped") == 1);
+  fail_unless (debug_count ("region 2 <70, 70, 5, 5> has no pixel") == 1);
+  fail_unless (debug_count ("region 3 <10, 10, 0, 8> has no pixel") == 1);
+  fail_unless_equals_int (count_warnings (e), 0);
+  grid_regions (many, 257);
+  set_regions (e, NULL, 0);
+  g_object_set (e, "region-source", 1, NULL);
+  memcpy (want, many, sizeof (want));
+  want[4 * 255 + 2] = many[4 * 256] + 2 - many[4 * 255];
+  check_frame (h, in, &p, many, 257, want, 256, 1, "merged");
+  fail_unless (debug_count ("region 257 is past the 256 a frame takes: "
+          "merged") == 1);
+  fail_unless_equals_int (count_warnings (e), 1);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  gst_debug_category_set_threshold (cat, was);
+  gst_debug_add_log_function (gst_debug_log_default, NULL, NULL);
+  gst_debug_remove_log_function (debug_hook);
+  g_clear_pointer (&debug_lines, g_ptr_array_unref);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* Cuts a 1920x1080 plane for a 31x31 kernel and checks it: each sample
+ * filtered or copied once, the holes of a merged cut inside the filtered
+ * area, and what is filtered, less the holes, the samples of `want`
+ * (want_x: by column, else by row). Returns what the filtered rectangles
+ * cost: the rows filtered in all, and the samples with the halo. */
+static void
+check_cut (GcvRegionMode mode, const GcvRect * r, guint n,
+    const gboolean * want, gboolean want_x, guint64 * rows, guint64 * halo,
+    const gchar * what)
+{
+  const guint w = 1920, h = 1080, k = 31;
+  const GcvRegionPlane plane = { w, h, w, h, 0 };
+  GcvFrameOptions o;
+  GcvRegionSplit split;
+  guint8 *cover = g_new (guint8, w);
+  guint64 area = 0;
+
+  gcv_frame_options_init (&o);
+  o.region_mode = mode;
+  o.regions = r;
+  o.n_regions = n;
+  gcv_region_split_init (&split);
+  split.kernel_width = split.kernel_height = k;
+  gcv_region_split_run (&split, &o, &plane);
+  *rows = *halo = 0;
+  for (guint i = 0; i < split.filtered->len; i++) {
+    const GcvRect *f = &g_array_index (split.filtered, GcvRect, i);
+    *rows += f->height;
+    *halo += (guint64) (f->width + k - 1) * (f->height + k - 1);
+  }
+  for (guint y = 0; y < h; y++) {
+    guint n_holes;
+    const GcvRegionSpan *holes = gcv_region_split_holes (&split, y, 0, w,
+        &n_holes);
+
+    memset (cover, 0, w);
+    for (guint i = 0; i < split.filtered->len + split.copied->len; i++) {
+      const gboolean f = i < split.filtered->len;
+      const GcvRect *c = f ? &g_array_index (split.filtered, GcvRect, i) :
+          &g_array_index (split.copied, GcvRect, i - split.filtered->len);
+      if ((gint) y >= c->y && (gint) y < c->y + c->height)
+        for (gint x = c->x; x < c->x + c->width; x++)
+          cover[x] += f ? 1 : 16;
+    }
+    for (guint i = 0; i < n_holes; i++)
+      for (guint x = holes[i].x0; x < holes[i].x1; x++) {
+        /* not fail_unless(): each pass of it is a message to the parent */
+        if (cover[x] != 1)
+          ck_abort_msg ("%s: hole (%u, %u) not in the filtered area", what,
+              x, y);
+        cover[x] = 16;
+      }
+    for (guint x = 0; x < w; x++) {
+      if (cover[x] != 1 && cover[x] != 16)
+        ck_abort_msg ("%s: (%u, %u) covered %u times", what, x, y,
+            cover[x] % 16 + cover[x] / 16);
+      if ((cover[x] == 1) != want[want_x ? x : y])
+        ck_abort_msg ("%s: (%u, %u) %s", what, x, y, cover[x] == 1 ?
+            "filtered" : "copied");
+      area += cover[x] == 1;
+    }
+  }
+  fail_unless_equals_uint64 (gcv_region_split_area (&split), area);
+  gcv_region_split_clear (&split);
+  g_free (cover);
+}
+
+/* 256 one-pixel columns or rows of a 1080p plane with a 31x31 kernel, each
+ * mode: the cut filters what was asked, and costs no more than 1.5 times
+ * the whole plane (256 rectangles, each re-reading the halo and paying a
+ * row's overhead, cost 7 to 8 whole frames). */
+GST_START_TEST (test_regions_cut_thin)
+{
+  const guint w = 1920, h = 1080, k = 31;
+  const guint64 whole = (guint64) (w + k - 1) * (h + k - 1);
+  GcvRect r[256];
+  gboolean *want = g_new (gboolean, w);
+
+  for (guint rows_case = 0; rows_case < 2; rows_case++)
+    for (guint mode = GCV_REGIONS_INSIDE; mode <= GCV_REGIONS_OUTSIDE;
+        mode++) {
+      gchar *what = g_strdup_printf ("256 one-pixel %s, %s",
+          rows_case ? "rows" : "columns", mode == 1 ? "inside" : "outside");
+      guint64 rows, halo;
+
+      for (guint i = 0; i < w; i++)
+        want[i] = mode == GCV_REGIONS_OUTSIDE;
+      for (guint i = 0; i < 256; i++) {
+        const guint at = rows_case ? i * 4 + 1 : i * 7 + 3;
+        r[i] = rows_case ? (GcvRect) { 0, (gint) at, (gint) w, 1 } :
+            (GcvRect) { (gint) at, 0, 1, (gint) h };
+        want[at] = mode == GCV_REGIONS_INSIDE;
+      }
+      check_cut (mode, r, 256, want, !rows_case, &rows, &halo, what);
+      fail_unless (rows <= h * 3 / 2, "%s: %" G_GUINT64_FORMAT " rows "
+          "filtered, the plane has %u", what, rows, h);
+      fail_unless (halo <= whole * 3 / 2, "%s: %" G_GUINT64_FORMAT
+          " samples read with the halo, the plane %" G_GUINT64_FORMAT,
+          what, halo, whole);
+      g_free (what);
+    }
+  /* two faces stay two rectangles */
+  {
+    const GcvRect faces[] = { {100, 100, 200, 200}, {900, 500, 150, 180} };
+    GcvFrameOptions o;
+    GcvRegionSplit split;
+    const GcvRegionPlane plane = { w, h, w, h, 0 };
+
+    gcv_frame_options_init (&o);
+    o.region_mode = GCV_REGIONS_INSIDE;
+    o.regions = faces;
+    o.n_regions = 2;
+    gcv_region_split_init (&split);
+    split.kernel_width = split.kernel_height = k;
+    gcv_region_split_run (&split, &o, &plane);
+    fail_unless (!split.merged && split.filtered->len == 2);
+    gcv_region_split_clear (&split);
+  }
+  g_free (want);
+}
+
+GST_END_TEST;
+
+/* Thin columns and rows through the element (a merged cut): the filtered
+ * area against the reference, the rest the input's bytes, and the
+ * statistics of the filtered area only. */
+GST_START_TEST (test_regions_thin_frame)
+{
+  const guint w = 160, hgt = 90;
+  gint rects[4 * 60];
+  GRand *r = ref_rand_new_seeded ("test_regions_thin_frame", 82);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, w, hgt, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  for (guint i = 0; i < 40; i++) {
+    const gint v[4] = { (gint) i * 4 + 1, 0, 1 + i % 2, (gint) hgt };
+    memcpy (rects + 4 * i, v, sizeof (v));
+  }
+  for (guint i = 40; i < 60; i++) {
+    const gint v[4] = { 0, (gint) (i - 40) * 4 + 2, (gint) w, 1 };
+    memcpy (rects + 4 * i, v, sizeof (v));
+  }
+  set_regions (e, rects, 60);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, w, hgt);
+  for (guint mode = 1; mode <= 2; mode++) {
+    g_object_set (e, "region-mode", mode, NULL);
+    check_frame (h, in, &p, NULL, 0, rects, 60, mode, mode == 1 ?
+        "thin, inside" : "thin, outside");
+  }
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* the statistics: the filtered samples only, the values stored there
+   * (each within the rounding's 0.5) */
+  g_object_set (e, "statistics", TRUE, NULL);
+  {
+    GstBuffer *out = gcvt_process (h, gcvt_buffer_new (in, REF_GRAY8, 0, 0,
+            FALSE));
+    GstCustomMeta *meta = gst_buffer_get_custom_meta (out,
+        "GstGpuConvolveStatisticsMeta");
+    const GstStructure *st;
+    GstMapInfo map;
+    guint64 count = 0;
+    gdouble sum = 0.0, got;
+
+    fail_unless (meta != NULL, "no statistics meta");
+    st = gst_custom_meta_get_structure (meta);
+    fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+    for (guint y = 0; y < hgt; y++)
+      for (guint x = 0; x < w; x++)
+        if (ref_region_filtered (rects, 60, 2, w, hgt, 1, x, y)) {
+          count++;
+          sum += map.data[y * ref_default_stride (REF_GRAY8, w) + x];
+        }
+    gst_buffer_unmap (out, &map);
+    fail_unless_equals_uint64 (g_value_get_uint64 (gst_value_array_get_value
+            (gst_structure_get_value (st, "count"), 0)), count);
+    got = g_value_get_double (gst_value_array_get_value
+        (gst_structure_get_value (st, "sum"), 0));
+    fail_unless (fabs (got - sum) <= 0.5 * count, "sum %g, the stored "
+        "values' %g", got, sum);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 static Suite *
 regions_suite (void)
 {
@@ -635,6 +1199,14 @@ regions_suite (void)
   GCVT_ADD_TEST_IF (tc, test_regions_statistics, !gcvt_on_cuda (), whole);
   GCVT_ADD_TEST_IF (tc, test_regions_cpu_formats, !gcvt_on_cuda (),
       "GRAY16_LE, RGB and P010_10LE run on the CPU backend only");
+  tcase_add_test (tc, test_regions_refused_at_start);
+  GCVT_ADD_TEST_IF (tc, test_regions_fail, !gcvt_on_cuda (), whole);
+  GCVT_ADD_TEST_IF (tc, test_regions_overflow, !gcvt_on_cuda (), whole);
+  GCVT_ADD_TEST_IF (tc, test_regions_decisions_logged, !gcvt_on_cuda (),
+      whole);
+  GCVT_ADD_TEST_IF (tc, test_regions_cut_thin, !gcvt_on_cuda (),
+      "the CPU engine's cut");
+  GCVT_ADD_TEST_IF (tc, test_regions_thin_frame, !gcvt_on_cuda (), whole);
   return s;
 }
 

@@ -146,6 +146,39 @@ store_row (const Job * job, const Setup * s, guint y, guint x0, guint n,
     gcv_cpu_narrow (q, v, alpha, n * ch);
 }
 
+/* Row y of a merged cut's filtered plane, columns x0 .. x0 + n - 1: the
+ * values stored where `store`, then its holes given back the input's
+ * samples; the statistics measure the values between the holes only
+ * (never fixed point: its frames are measured on its `exact` path). */
+static void
+put_row_holes (const Job * job, const Setup * s, GcvCpuStatsAcc * acc,
+    gboolean store, guint y, guint x0, guint n, gconstpointer v)
+{
+  const gsize px = gcv_format_pixel_size (job->plan->geometry.in_format);
+  const gsize value = s->channels * s->sample;  /* v's bytes a pixel */
+  guint n_holes, x = x0;
+  const GcvRegionSpan *h = gcv_region_split_holes (job->holes, y, x0,
+      x0 + n, &n_holes);
+
+  for (guint i = 0; acc && i <= n_holes; i++) {
+    const guint end = i < n_holes ? MAX (h[i].x0, x0) : x0 + n;
+    if (end > x)
+      gcv_cpu_stats_floats (job->stats, acc, y, x,
+          (const guint8 *) v + (gsize) (x - x0) * value, end - x);
+    if (i < n_holes)
+      x = MIN (h[i].x1, x0 + n);
+  }
+  if (!store)
+    return;
+  store_row (job, s, y, x0, n, v);
+  for (guint i = 0; i < n_holes; i++) {
+    const guint a = MAX (h[i].x0, x0), b = MIN (h[i].x1, x0 + n);
+    memcpy ((guint8 *) job->dst->data + (gsize) y * job->dst->stride
+        + a * px, (const guint8 *) job->src->data
+        + (gsize) y * job->src->stride + a * px, (b - a) * px);
+  }
+}
+
 /* The same where `store`, and to the band's statistics `acc` where the
  * frame is measured (apart, so that store_row() costs what it did
  * without). */
@@ -153,6 +186,10 @@ static inline void
 put_row (const Job * job, const Setup * s, GcvCpuStatsAcc * acc,
     gboolean store, guint y, guint x0, guint n, gconstpointer v)
 {
+  if (G_UNLIKELY (job->holes)) {
+    put_row_holes (job, s, acc, store, y, x0, n, v);
+    return;
+  }
   /* never fixed point: its frames are measured on its `exact` path */
   if (G_UNLIKELY (acc))
     gcv_cpu_stats_floats (job->stats, acc, y, x0, v, n);

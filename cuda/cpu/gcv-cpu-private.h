@@ -125,6 +125,8 @@ typedef struct {
   const GcvImage *src, *dst;
   const CpuTask *tasks;
   const GcvCpuStats *stats;     /* NULL: the frame is not measured */
+  const GcvRegionSplit *holes;  /* a merged cut, whose holes each row
+                                 * gets back from the input; else NULL */
   gint stopped;                 /* atomic: a band stopped short, interrupted */
 } Job;
 

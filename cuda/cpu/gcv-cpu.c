@@ -148,6 +148,9 @@ plan_tasks (CpuPlan * cp, const GcvPlan * plan, const GcvFrameOptions * o)
     add_bands (cp, &(GcvRect) { 0, 0, w, h }, copy);
     return (guint64) w * h;
   }
+  /* the kernel's size sets what a thin rectangle costs */
+  cp->split.kernel_width = cp->setup->kw;
+  cp->split.kernel_height = cp->setup->kh;
   if (plan->region_plane.frame_width)
     gcv_region_split_run (&cp->split, o, &plan->region_plane);
   else
@@ -166,7 +169,8 @@ cpu_submit (gpointer state, GcvPlan * plan, guint slot, const GcvImage * src,
   const GcvFrameOptions *o = &cp->options[slot];
   const guint64 area = plan_tasks (cp, plan, o);
   Job job = { cp, plan, src, dst, (const CpuTask *) cp->tasks->data,
-    o->statistics ? &cp->stats : NULL, FALSE
+    o->statistics ? &cp->stats : NULL,
+    gcv_regions_restrict (o) && cp->split.merged ? &cp->split : NULL, FALSE
   };
 
   /* per-frame statistics: each band's output rows as they are stored */
