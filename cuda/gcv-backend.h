@@ -66,9 +66,17 @@ typedef struct {
       GcvFrameStats * stats);
   /* optional: gcv_engine_interrupt(), from any thread */
   void (*engine_interrupt) (gpointer engine, gboolean on);
-  /* filters part of a frame (GcvFrameOptions' regions) */
+  /* What the backend takes, which gcv_backend_takes() and
+   * gcv_backend_choose() decide with (gcv-engine.c): the formats of its
+   * frames, in and out (GCV_FORMAT_BIT()); frames filtered in part
+   * (GcvFrameOptions' regions); frames in device memory. */
+  guint formats;
   gboolean regions;
+  gboolean device_memory;
 } GcvBackend;
+
+/* Every public format, as GcvBackend.formats states it. */
+#define GCV_FORMATS_ALL (GCV_FORMAT_BIT (GCV_FORMAT_LAST + 1) - 1)
 
 extern const GcvBackend gcv_cpu_backend;
 extern const GcvBackend *gcv_cuda_backend_get (void);  /* NULL: not built */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Engines: a backend chosen (`auto`: CUDA where a device is usable, else
- * the CPU), made on a device or in an application's CUDA context, and
- * what an engine answers for its plans: frames in flight, host memory,
- * the tuning table, its device and description. */
+/* Engines: the one decision of which backend runs a stream, from what the
+ * backends' tables state they take (gcv_backend_takes(),
+ * gcv_backend_choose(): `auto` is CUDA where a device is usable and it
+ * takes the stream, else the CPU), engines made on a device or in an
+ * application's CUDA context, and what an engine answers for its plans:
+ * frames in flight, host memory, the tuning table, its device and
+ * description. */
 #include "gcv-private.h"
 #include "dispatch/gcv-tuning.h"
 
@@ -29,15 +32,89 @@ gcv_backend_available (GcvBackendKind kind, gint device_id, GError ** error)
   return b->available (device_id, error);
 }
 
-/* The CUDA backend's kernels have 8-bit and float samples of one or four
- * channels: no GRAY16_LE, RGB, BGR or P010_10LE yet. gcv_plan_new()
- * refuses those on a CUDA engine before anything is allocated. */
+/* The backends by the names their errors give them. */
+static const gchar *
+display_name (GcvBackendKind kind)
+{
+  return kind == GCV_BACKEND_CPU ? "CPU" : "CUDA";
+}
+
+/* What the backend's table states it takes, against what the stream
+ * needs: the first need it lacks is the error. */
+gboolean
+gcv_backend_takes (GcvBackendKind kind, const GcvNeeds * needs,
+    GError ** error)
+{
+  const GcvBackendKind other = kind == GCV_BACKEND_CPU ? GCV_BACKEND_CUDA :
+      GCV_BACKEND_CPU;
+  const GcvBackend *b;
+  guint lacking;
+
+  g_return_val_if_fail (needs != NULL, FALSE);
+  if (kind == GCV_BACKEND_AUTO)
+    return gcv_backend_takes (GCV_BACKEND_CUDA, needs, NULL)
+        || gcv_backend_takes (GCV_BACKEND_CPU, needs, error);
+  if (needs->formats & ~GCV_FORMATS_ALL) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "unknown format "
+        "(formats 0x%x)", needs->formats);
+    return FALSE;
+  }
+  if (!(b = backend_for (kind))) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+        "this build of gpuconvolve has no CUDA backend");
+    return FALSE;
+  }
+  if ((lacking = needs->formats & ~b->formats)) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "%s is not "
+        "supported by the %s backend in this version (use the %s backend)",
+        gcv_format_name ((GcvFormat) g_bit_nth_lsf (lacking, -1)),
+        display_name (kind), display_name (other));
+    return FALSE;
+  }
+  if (needs->regions && !b->regions) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend "
+        "filters whole frames only in this version: regions need the %s "
+        "backend", b->name, display_name (other));
+    return FALSE;
+  }
+  if (needs->device_memory && !b->device_memory) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend "
+        "takes frames in system memory only", display_name (kind));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+GcvBackendKind
+gcv_backend_choose (GcvBackendKind asked, gint device_id,
+    const GcvNeeds * needs, GError ** reason)
+{
+  GError *not_cuda = NULL;
+
+  g_return_val_if_fail (needs != NULL, GCV_BACKEND_AUTO);
+  if (asked != GCV_BACKEND_AUTO)
+    return gcv_backend_available (asked, device_id, reason) ? asked :
+        GCV_BACKEND_AUTO;
+  if (gcv_backend_takes (GCV_BACKEND_CUDA, needs, &not_cuda)
+      && gcv_backend_available (GCV_BACKEND_CUDA, device_id, &not_cuda))
+    return GCV_BACKEND_CUDA;
+  if (!gcv_backend_takes (GCV_BACKEND_CPU, needs, reason)) {
+    g_error_free (not_cuda);
+    return GCV_BACKEND_AUTO;
+  }
+  g_propagate_error (reason, not_cuda);
+  return GCV_BACKEND_CPU;
+}
+
 gboolean
 gcv_backend_takes_format (GcvBackendKind kind, GcvFormat format)
 {
+  GcvNeeds needs = { 0 };
+
   if (format > GCV_FORMAT_LAST)
     return FALSE;
-  return kind != GCV_BACKEND_CUDA || format <= GCV_FORMAT_I420;
+  needs.formats = GCV_FORMAT_BIT (format);
+  return gcv_backend_takes (kind, &needs, NULL);
 }
 
 static GcvEngine *
@@ -55,14 +132,21 @@ engine_new (const GcvBackend * b, gint device_id, gpointer context,
   return e;
 }
 
+/* An engine for no stream in particular: auto as gcv_backend_choose()
+ * decides for a stream that needs nothing. */
 GcvEngine *
 gcv_engine_new (GcvBackendKind kind, gint device_id, GError ** error)
 {
-  if (kind == GCV_BACKEND_AUTO)
-    kind = gcv_backend_available (GCV_BACKEND_CUDA, device_id, NULL) ?
-        GCV_BACKEND_CUDA : GCV_BACKEND_CPU;
-  if (!gcv_backend_available (kind, device_id, error))
+  const GcvNeeds none = { 0 };
+  GError *reason = NULL;
+
+  kind = gcv_backend_choose (kind, device_id, &none, &reason);
+  if (kind == GCV_BACKEND_AUTO) {
+    g_propagate_error (error, reason);
     return NULL;
+  }
+  /* auto on the CPU: why not CUDA is no error here */
+  g_clear_error (&reason);
   return engine_new (backend_for (kind), device_id, NULL, error);
 }
 

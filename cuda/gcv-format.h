@@ -13,8 +13,6 @@ G_BEGIN_DECLS
  * 10-bit value in their high bits. Internal: not in the public enum, and
  * never a geometry's format outside gcv-planar.c. */
 #define GCV_FORMAT_P010_PLANE ((GcvFormat) 0x100)
-/* The last public format. */
-#define GCV_FORMAT_LAST GCV_FORMAT_P010_10LE
 
 /* NV12, I420 and P010_10LE: frames of several planes, filtered plane by
  * plane (gcv-planar.c); the backends see one-plane formats only. */
@@ -56,29 +54,6 @@ gcv_format_max_value (GcvFormat format)
   if (format == GCV_FORMAT_P010_10LE || format == GCV_FORMAT_P010_PLANE)
     return 1023.0;
   return 255.0;
-}
-
-/* Whether a plan may take frames of `in` to frames of `out` (converted
- * after filtering, docs/formats.md): each format to itself; GRAY8 and
- * GRAY16_LE to GRAY32F and back; NV12 and I420 to their luma in GRAY8 or
- * GRAY32F; P010_10LE to its luma in GRAY16_LE or GRAY32F. */
-static inline gboolean
-gcv_format_converts_to (GcvFormat in, GcvFormat out)
-{
-  if (in == out)
-    return TRUE;
-  switch (out) {
-    case GCV_FORMAT_GRAY32F:
-      return in == GCV_FORMAT_GRAY8 || in == GCV_FORMAT_GRAY16_LE
-          || gcv_format_is_planar (in);
-    case GCV_FORMAT_GRAY8:
-      return in == GCV_FORMAT_GRAY32F || in == GCV_FORMAT_NV12
-          || in == GCV_FORMAT_I420;
-    case GCV_FORMAT_GRAY16_LE:
-      return in == GCV_FORMAT_GRAY32F || in == GCV_FORMAT_P010_10LE;
-    default:
-      return FALSE;
-  }
 }
 
 /* Channels of a pixel that are filtered (the rest are copied from input). */

@@ -101,3 +101,24 @@ gcv_frame_size (GcvFormat format, guint width, guint height, gsize stride)
     return 0;
   return stride * (height - 1) + (gsize) width * gcv_format_pixel_size (format);
 }
+
+gboolean
+gcv_format_converts_to (GcvFormat in, GcvFormat out)
+{
+  if (in > GCV_FORMAT_LAST || out > GCV_FORMAT_LAST)
+    return FALSE;
+  if (in == out)
+    return TRUE;
+  switch (out) {
+    case GCV_FORMAT_GRAY32F:
+      return in == GCV_FORMAT_GRAY8 || in == GCV_FORMAT_GRAY16_LE
+          || gcv_format_is_planar (in);
+    case GCV_FORMAT_GRAY8:
+      return in == GCV_FORMAT_GRAY32F || in == GCV_FORMAT_NV12
+          || in == GCV_FORMAT_I420;
+    case GCV_FORMAT_GRAY16_LE:
+      return in == GCV_FORMAT_GRAY32F || in == GCV_FORMAT_P010_10LE;
+    default:
+      return FALSE;
+  }
+}

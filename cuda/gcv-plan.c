@@ -63,23 +63,17 @@ check_geometry (const GcvGeometry * g, GError ** error)
   return TRUE;
 }
 
-/* Before anything is allocated: a backend that does not take a format
- * (the CUDA backend's kernels have no 16-bit, RGB or BGR samples yet) says
- * so by name. */
+/* Before anything is allocated: a format the engine's backend does not
+ * take (gcv_backend_takes(), from its table) is refused by name. */
 static gboolean
 check_backend_formats (GcvEngine * engine, const GcvGeometry * g,
     GError ** error)
 {
-  const GcvBackendKind kind = gcv_engine_get_backend (engine);
-  const GcvFormat bad = gcv_backend_takes_format (kind, g->in_format) ?
-      g->out_format : g->in_format;
+  GcvNeeds needs = { 0 };
 
-  if (gcv_backend_takes_format (kind, bad))
-    return TRUE;
-  g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "%s is not supported "
-      "by the %s backend in this version (use the CPU backend)",
-      gcv_format_name (bad), kind == GCV_BACKEND_CUDA ? "CUDA" : "CPU");
-  return FALSE;
+  needs.formats = GCV_FORMAT_BIT (g->in_format)
+      | GCV_FORMAT_BIT (g->out_format);
+  return gcv_backend_takes (gcv_engine_get_backend (engine), &needs, error);
 }
 
 static void
@@ -222,11 +216,16 @@ check_image (GcvPlan * plan, const GcvImage * img, GcvFormat format,
                 img->chroma_stride[1], cw, what, "V plane ", error)))
       return FALSE;
   }
-  if (img->on_device && gcv_engine_get_backend (plan->engine)
-      != GCV_BACKEND_CUDA) {
-    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME,
-        "%s frame is in device memory but the engine runs on the CPU", what);
-    return FALSE;
+  if (img->on_device) {
+    const GcvNeeds needs = {.device_memory = TRUE };
+    GError *lacks = NULL;
+    if (!gcv_backend_takes (gcv_engine_get_backend (plan->engine), &needs,
+            &lacks)) {
+      g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%s frame is in "
+          "device memory: %s", what, lacks->message);
+      g_error_free (lacks);
+      return FALSE;
+    }
   }
   return TRUE;
 }
@@ -252,12 +251,10 @@ check_options (GcvPlan * plan, const GcvFrameOptions * options,
   if (!gcv_regions_check (options, error))
     return FALSE;
   if (gcv_regions_restrict (options)) {
-    if (!plan->engine->backend->regions) {
-      g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "the %s backend "
-          "filters whole frames only in this version: regions need the CPU "
-          "backend", plan->engine->backend->name);
+    const GcvNeeds needs = {.regions = TRUE };
+    if (!gcv_backend_takes (gcv_engine_get_backend (plan->engine), &needs,
+            error))
       return FALSE;
-    }
     if (plan->geometry.in_format != plan->geometry.out_format) {
       g_set_error (error, GCV_ERROR, GCV_ERROR_SETTINGS, "regions need the "
           "same input and output format, not %s to %s: outside them the "

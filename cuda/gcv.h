@@ -46,6 +46,11 @@ typedef enum {
                                  * holding 10 bits in their high bits */
 } GcvFormat;
 
+/* The last format: formats are GCV_FORMAT_RGBA..GCV_FORMAT_LAST. */
+#define GCV_FORMAT_LAST GCV_FORMAT_P010_10LE
+/* A format's bit in a set of formats (GcvNeeds.formats). */
+#define GCV_FORMAT_BIT(format) (1u << (format))
+
 /* NV12, I420 and P010_10LE: which planes are filtered. */
 typedef enum {
   GCV_PLANES_LUMA,              /* Y filtered, chroma copied */
@@ -182,6 +187,11 @@ GCV_API gboolean gcv_format_from_name (const gchar * name, GcvFormat * format);
 /* Bytes per pixel (1 to 4); GRAY32F is 4; NV12, I420 and P010_10LE: of
  * the Y plane (1, 1 and 2). */
 GCV_API guint gcv_format_pixel_size (GcvFormat format);
+/* Whether a plan may take frames of `in` to frames of `out` (converted
+ * after filtering, docs/formats.md): each format to itself; GRAY8 and
+ * GRAY16_LE to GRAY32F and back; NV12 and I420 to their luma in GRAY8 or
+ * GRAY32F; P010_10LE to its luma in GRAY16_LE or GRAY32F. */
+GCV_API gboolean gcv_format_converts_to (GcvFormat in, GcvFormat out);
 /* NV12, I420 and P010_10LE: TRUE, with the chroma planes' size (half,
  * rounded up). */
 GCV_API gboolean gcv_format_chroma_size (GcvFormat format, guint width,
@@ -211,10 +221,36 @@ typedef struct _GcvPlan GcvPlan;
 /* Whether a backend can run here (CUDA: a usable device with that id). */
 GCV_API gboolean gcv_backend_available (GcvBackendKind kind, gint device_id,
     GError ** error);
-/* Whether a backend filters frames of `format` (in or out), whether or not
- * it can run here (gcv_backend_available()): the CUDA backend does not take
- * GRAY16_LE, RGB, BGR and P010_10LE in this version; the CPU backend takes
- * every format, and so does auto (on the CPU where CUDA does not). */
+/* What a stream needs of the backend that filters it. */
+typedef struct {
+  guint formats;                /* GCV_FORMAT_BIT() of each format of its
+                                 * frames, in and out; 0: not known yet */
+  gboolean regions;             /* frames filtered in part (a region_mode
+                                 * other than GCV_REGIONS_ALL) */
+  gboolean device_memory;       /* frames in device memory (on_device) */
+} GcvNeeds;
+
+/* Whether a backend takes streams with these needs, whether or not it can
+ * run here (gcv_backend_available()), as its table states: FALSE with a
+ * GCV_ERROR_SETTINGS error naming the first need it lacks (a format by
+ * name, regions, device memory), or GCV_ERROR_NO_DEVICE where this build
+ * has no such backend. In this version both backends take every format;
+ * the CUDA backend filters whole frames only; only the CUDA backend takes
+ * device memory. Auto takes what either takes. */
+GCV_API gboolean gcv_backend_takes (GcvBackendKind kind,
+    const GcvNeeds * needs, GError ** error);
+/* The one decision of which backend runs a stream. `asked` CUDA or CPU:
+ * that backend where it can run here, whatever the needs (what it lacks
+ * is refused by name where the stream needs it: gcv_plan_new(),
+ * gcv_plan_submit_with()). `asked` auto: CUDA where a device is usable
+ * (`device_id`, -1: the default) and it takes the needs, else the CPU
+ * where it takes them; `reason` (may be NULL) then says why not CUDA
+ * (GCV_ERROR_NO_DEVICE, or GCV_ERROR_SETTINGS naming the need). Returns
+ * the backend, or GCV_BACKEND_AUTO where none runs the stream, with
+ * `reason` saying why. */
+GCV_API GcvBackendKind gcv_backend_choose (GcvBackendKind asked,
+    gint device_id, const GcvNeeds * needs, GError ** reason);
+/* gcv_backend_takes() of frames of `format` alone, without the error. */
 GCV_API gboolean gcv_backend_takes_format (GcvBackendKind kind,
     GcvFormat format);
 GCV_API GcvEngine *gcv_engine_new (GcvBackendKind kind, gint device_id,
@@ -323,8 +359,9 @@ typedef struct {
   gdouble statistics_threshold; /* for GcvChannelStats.above, >= 0 */
   /* Inside the filtered area each output sample is what filtering the
    * whole frame gives; the statistics measure that area only. Other than
-   * GCV_REGIONS_ALL needs the same input and output format, and the CPU
-   * backend in this version. `regions` is read during the submit only. */
+   * GCV_REGIONS_ALL needs the same input and output format, and a backend
+   * that takes regions (gcv_backend_takes(): the CPU in this version).
+   * `regions` is read during the submit only. */
   GcvRegionMode region_mode;
   const GcvRect *regions;
   guint n_regions;

@@ -16,10 +16,10 @@
  * OpenCV's filter2D.
  *
  * Formats: RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F (one native-endian float
- * per pixel), NV12 and I420, in system memory or in CUDA memory
- * (memory:CUDAMemory, shared with nvcodec's elements in one CUDA context
- * through GstContext); GRAY16_LE, RGB, BGR and P010_10LE in system memory,
- * on the CPU backend. GRAY8 and GRAY16_LE may come out as GRAY32F and back,
+ * per pixel), NV12, I420, GRAY16_LE, RGB, BGR and P010_10LE, in system
+ * memory or in CUDA memory (memory:CUDAMemory, shared with nvcodec's
+ * elements in one CUDA context through GstContext). GRAY8 and GRAY16_LE
+ * may come out as GRAY32F and back,
  * NV12 or I420 as their filtered luma in GRAY8 or GRAY32F, and P010_10LE
  * as its luma in GRAY16_LE or GRAY32F, when downstream asks for it.
  *
@@ -77,8 +77,9 @@ static gboolean
 gst_gpu_convolve_start (GstBaseTransform * trans)
 {
   GstGpuConvolve *self = GST_GPU_CONVOLVE (trans);
-  GcvBackendKind backend;
+  GcvBackendKind backend, chosen;
   GcvRegionMode region_mode;
+  GcvNeeds needs = { 0 };
   gint device_id;
   guint queue_depth;
   g_autofree gchar *tuning_file = NULL;
@@ -107,23 +108,25 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
     return FALSE;
   }
 
-  /* the CUDA backend filters whole frames only, in this version */
-  if (backend == GCV_BACKEND_AUTO && region_mode != GCV_REGIONS_ALL) {
-    GST_INFO_OBJECT (self, "region-mode is not all: filtering on the CPU");
-    backend = GCV_BACKEND_CPU;
-  }
-  if (backend == GCV_BACKEND_AUTO
-      && !gcv_backend_available (GCV_BACKEND_CUDA, device_id, &error)) {
-    if (!self->warned_fallback)
+  /* the engine decides, from what the backends take: auto is CUDA where
+   * a device is usable and it takes the stream (not regions, in this
+   * version), else the CPU; set_caps() decides again with the formats */
+  needs.regions = region_mode != GCV_REGIONS_ALL;
+  chosen = gcv_backend_choose (backend, device_id, &needs, &error);
+  if (backend == GCV_BACKEND_AUTO && chosen == GCV_BACKEND_CPU) {
+    if (!g_error_matches (error, GCV_ERROR, GCV_ERROR_NO_DEVICE)) {
+      GST_INFO_OBJECT (self, "%s: filtering on the CPU", error->message);
+    } else if (!self->warned_fallback) {
       GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
           ("No usable CUDA device, filtering on the CPU"), ("%s",
               error->message));
-    self->warned_fallback = TRUE;
-    g_clear_error (&error);
-    backend = GCV_BACKEND_CPU;
+      self->warned_fallback = TRUE;
+    }
   }
-  self->engine = gst_gpu_convolve_engine_new (self, backend, device_id,
-      &error);
+  g_clear_error (&error);
+  /* none (backend=cuda with no device): the engine says why */
+  self->engine = gst_gpu_convolve_engine_new (self,
+      chosen == GCV_BACKEND_AUTO ? backend : chosen, device_id, &error);
   if (!self->engine) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("No usable CUDA device for backend=cuda: %s", error->message),
@@ -213,7 +216,7 @@ gst_gpu_convolve_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
   }
   g_clear_pointer (&self->plan, gcv_plan_free);
-  if (!gst_gpu_convolve_engine_for_formats (self, in.format, out.format))
+  if (!gst_gpu_convolve_engine_for_formats (self, &in, &out))
     return FALSE;
   geometry.in_format = in.format;
   geometry.out_format = out.format;

@@ -2,7 +2,6 @@
 /* Caps parsing, and the formats and memories offered on the other pad. */
 #include "gstgpuconvolvecaps.h"
 #include "gstgpuconvolvecuda.h"
-#include "gcv-format.h"
 
 gboolean
 gst_gpu_convolve_info_from_caps (GstGpuConvolveInfo * info,
@@ -96,6 +95,23 @@ add_formats (GValue * out, const GValue * value, GstPadDirection direction)
       append_string (out, gcv_format_name (o));
 }
 
+/* Whether the CUDA backend takes frames of `f` (gcv_backend_takes()). A
+ * build without it keeps every format: start() then says what is
+ * missing, which says more than a failed negotiation. */
+static gboolean
+cuda_takes (GcvFormat f)
+{
+  GcvNeeds needs = { 0 };
+  GError *error = NULL;
+  gboolean takes;
+
+  needs.formats = GCV_FORMAT_BIT (f);
+  takes = gcv_backend_takes (GCV_BACKEND_CUDA, &needs, &error)
+      || g_error_matches (error, GCV_ERROR, GCV_ERROR_NO_DEVICE);
+  g_clear_error (&error);
+  return takes;
+}
+
 /* The formats of `formats` (a list) that the CUDA backend takes, as a
  * string or a list; FALSE where there are none. */
 static gboolean
@@ -110,7 +126,7 @@ cuda_formats (GValue * out, const GValue * formats)
     GcvFormat f;
     /* strings the engine has no name for fail negotiation either way */
     if (!gcv_format_from_name (name, &f)
-        || gcv_backend_takes_format (GCV_BACKEND_CUDA, f))
+        || cuda_takes (f))
       append_string (&list, name);
   }
   if (gst_value_list_get_size (&list) == 0) {
@@ -225,9 +241,9 @@ gst_gpu_convolve_caps_transform (GstPadDirection direction, GstCaps * caps,
   return res;
 }
 
-/* The caps without the formats the CUDA backend does not take, for
- * backend=cuda: so that a converter in front picks one it takes. A
- * structure left with no format is dropped. */
+/* The caps without the formats the CUDA backend does not take (none in
+ * this version: cuda_takes()), for backend=cuda: so that a converter in
+ * front picks one it takes. A structure left with no format is dropped. */
 GstCaps *
 gst_gpu_convolve_caps_cuda_only (GstCaps * caps)
 {

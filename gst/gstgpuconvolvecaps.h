@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Caps of gpuconvolve: the twelve formats, GRAY32F included, which
- * GStreamer 1.22 has no GstVideoFormat for, so it is parsed here; the eight
- * the CUDA backend takes in system memory and in CUDA memory, GRAY16_LE,
- * RGB, BGR and P010_10LE (CPU backend only) in system memory; and the
- * conversions offered on the other pad. */
+ * GStreamer 1.22 has no GstVideoFormat for, so it is parsed here, in
+ * system memory and in CUDA memory; and the conversions offered on the
+ * other pad. */
 #ifndef __GST_GPU_CONVOLVE_CAPS_H__
 #define __GST_GPU_CONVOLVE_CAPS_H__
 
@@ -13,11 +12,10 @@
 
 G_BEGIN_DECLS
 
-#define GST_GPU_CONVOLVE_CUDA_FORMATS \
-  "{ RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F, NV12, I420 }"
 #define GST_GPU_CONVOLVE_FORMATS \
   "{ RGBA, BGRA, RGBx, BGRx, GRAY8, GRAY32F, NV12, I420, GRAY16_LE, RGB, " \
   "BGR, P010_10LE }"
+#define GST_GPU_CONVOLVE_CUDA_FORMATS GST_GPU_CONVOLVE_FORMATS
 #define GST_GPU_CONVOLVE_CAPS_SIZES                            \
   "width = (int) [ 1, 32767 ], height = (int) [ 1, 32767 ], "  \
   "framerate = (fraction) [ 0/1, 2147483647/1 ]"

@@ -52,43 +52,53 @@ gst_gpu_convolve_engine_new (GstGpuConvolve * self, GcvBackendKind backend,
   return gcv_engine_new (backend, device_id, error);
 }
 
-/* The engine for frames of `in` and `out`, once the plan is freed and no
- * frame is in flight: on CUDA, a format the CUDA backend does not take
- * (gcv_backend_takes_format()) moves the stream to a CPU engine with
- * backend=auto, until the element stops; with backend=cuda the caps are
- * refused, naming the format. */
+/* The engine for the negotiated frames, once the plan is freed and no
+ * frame is in flight, as the engine decides from what the backends take
+ * (gcv_backend_choose()): with backend=auto on CUDA, a stream the CUDA
+ * backend does not take moves to a CPU engine until the element stops;
+ * with backend=cuda such caps are refused, naming what it lacks. Regions
+ * were decided at start (docs/regions.md). */
 gboolean
-gst_gpu_convolve_engine_for_formats (GstGpuConvolve * self, GcvFormat in,
-    GcvFormat out)
+gst_gpu_convolve_engine_for_formats (GstGpuConvolve * self,
+    const GstGpuConvolveInfo * in, const GstGpuConvolveInfo * out)
 {
-  GcvFormat bad = gcv_backend_takes_format (GCV_BACKEND_CUDA, in) ? out : in;
-  GcvBackendKind backend;
+  GcvNeeds needs = { 0 };
+  GcvBackendKind asked, chosen;
+  gint device_id;
   GcvEngine *cpu, *old;
   GError *error = NULL;
 
-  if (!gst_gpu_convolve_engine_is_cuda (self)
-      || gcv_backend_takes_format (GCV_BACKEND_CUDA, bad))
+  if (!gst_gpu_convolve_engine_is_cuda (self))
     return TRUE;
+  needs.formats = GCV_FORMAT_BIT (in->format) | GCV_FORMAT_BIT (out->format);
+  needs.device_memory = in->cuda_memory || out->cuda_memory;
   GST_OBJECT_LOCK (self);
-  backend = self->backend;
+  asked = self->backend;
+  device_id = self->cuda_device_id;
   GST_OBJECT_UNLOCK (self);
-  if (backend == GCV_BACKEND_CUDA) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s is not supported by the "
-            "CUDA backend in this version (use backend=cpu or backend=auto)",
-            gcv_format_name (bad)), (NULL));
-    return FALSE;
-  }
-  cpu = gcv_engine_new (GCV_BACKEND_CPU, -1, &error);
-  if (!cpu) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not start the CPU "
-            "engine for %s: %s", gcv_format_name (bad), error->message),
-        (NULL));
+  if (asked == GCV_BACKEND_CUDA) {
+    if (gcv_backend_takes (GCV_BACKEND_CUDA, &needs, &error))
+      return TRUE;
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s (use backend=cpu or "
+            "backend=auto)", error->message), (NULL));
     g_error_free (error);
     return FALSE;
   }
-  GST_INFO_OBJECT (self, "%s is not supported by the CUDA backend: "
-      "filtering on %s (backend=auto)", gcv_format_name (bad),
-      gcv_engine_describe (cpu));
+  chosen = gcv_backend_choose (asked, device_id, &needs, &error);
+  if (chosen == GCV_BACKEND_CUDA)
+    return TRUE;
+  if (chosen != GCV_BACKEND_CPU
+      || !(cpu = gcv_engine_new (GCV_BACKEND_CPU, -1, NULL))) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("No backend filters %s to "
+            "%s here: %s", gcv_format_name (in->format),
+            gcv_format_name (out->format), error ? error->message : "?"),
+        (NULL));
+    g_clear_error (&error);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "%s: filtering on %s (backend=auto)",
+      error ? error->message : "not on CUDA", gcv_engine_describe (cpu));
+  g_clear_error (&error);
   /* under the lock gst_gpu_convolve_engine_interrupt() takes */
   GST_OBJECT_LOCK (self);
   old = self->engine;

@@ -139,7 +139,7 @@ GcvEngine *gst_gpu_convolve_engine_new (GstGpuConvolve * self,
     GcvBackendKind backend, gint device_id, GError ** error);
 G_GNUC_INTERNAL
 gboolean gst_gpu_convolve_engine_for_formats (GstGpuConvolve * self,
-    GcvFormat in, GcvFormat out);
+    const GstGpuConvolveInfo * in, const GstGpuConvolveInfo * out);
 G_GNUC_INTERNAL
 void gst_gpu_convolve_engine_stop (GstGpuConvolve * self);
 G_GNUC_INTERNAL

@@ -115,48 +115,40 @@ test_formats_once (void)
   gst_caps_unref (out);
 }
 
-/* CUDA memory holds only the formats the CUDA backend takes: GRAY16_LE,
- * RGB, BGR and P010_10LE stay in system memory, and so do their
- * conversions (GRAY16_LE to GRAY32F runs on the CPU engine, which makes no
- * CUDA memory); a format the CUDA backend takes still converts to and
- * from those it takes in CUDA memory. */
+/* CUDA memory holds every format, the 16-bit ones, RGB and BGR
+ * included (docs/formats.md), and their conversions: P010_10LE's luma in
+ * GRAY16_LE or GRAY32F stays on the GPU. */
 static void
 test_cuda_formats (void)
 {
-  GstCaps *rgb = transform (GST_PAD_SINK,
-      "video/x-raw,format=RGB,width=16,height=8", TRUE);
-  GstCaps *gray16 = transform (GST_PAD_SINK,
-      "video/x-raw,format=GRAY16_LE,width=16,height=8", TRUE);
-  GstCaps *p010 = transform (GST_PAD_SINK,
-      "video/x-raw,format=P010_10LE,width=16,height=8", TRUE);
-  GstCaps *up = transform (GST_PAD_SRC,
-      "video/x-raw,format=GRAY32F,width=16,height=8", TRUE);
-  GstCaps *gray8 = transform (GST_PAD_SINK,
-      "video/x-raw,format=GRAY8,width=16,height=8", TRUE);
-  gchar *got;
+  static const struct
+  {
+    GstPadDirection dir;
+    const gchar *format, *cuda;
+  } cases[] = {
+    {GST_PAD_SINK, "RGB", "RGB"},
+    {GST_PAD_SINK, "BGR", "BGR"},
+    {GST_PAD_SINK, "GRAY16_LE", "GRAY16_LE GRAY32F"},
+    {GST_PAD_SINK, "P010_10LE", "P010_10LE GRAY32F GRAY16_LE"},
+    {GST_PAD_SINK, "GRAY8", "GRAY8 GRAY32F"},
+    {GST_PAD_SRC, "GRAY32F", "GRAY32F GRAY8 NV12 I420 GRAY16_LE P010_10LE"},
+  };
 
-  g_assert_cmpuint (gst_caps_get_size (rgb), ==, 1);
-  g_assert_false (is_cuda (rgb, 0));
-  g_assert_cmpuint (gst_caps_get_size (gray16), ==, 1);
-  g_assert_false (is_cuda (gray16, 0));
-  got = formats_of (gray16, 0);
-  g_assert_cmpstr (got, ==, "GRAY16_LE GRAY32F");
-  g_free (got);
-  g_assert_cmpuint (gst_caps_get_size (p010), ==, 1);
-  g_assert_false (is_cuda (p010, 0));
-  got = formats_of (up, 1);
-  g_assert_true (is_cuda (up, 1));
-  g_assert_cmpstr (got, ==, "GRAY32F GRAY8 NV12 I420");
-  g_free (got);
-  got = formats_of (gray8, 1);
-  g_assert_true (is_cuda (gray8, 1));
-  g_assert_cmpstr (got, ==, "GRAY8 GRAY32F");
-  g_free (got);
-  gst_caps_unref (rgb);
-  gst_caps_unref (gray16);
-  gst_caps_unref (p010);
-  gst_caps_unref (up);
-  gst_caps_unref (gray8);
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
+    gchar *text = g_strdup_printf ("video/x-raw,format=%s,width=16,height=8",
+        cases[c].format);
+    GstCaps *caps = transform (cases[c].dir, text, TRUE);
+    gchar *got;
+
+    g_assert_cmpuint (gst_caps_get_size (caps), ==, 2);
+    g_assert_false (is_cuda (caps, 0));
+    g_assert_true (is_cuda (caps, 1));
+    got = formats_of (caps, 1);
+    g_assert_cmpstr (got, ==, cases[c].cuda);
+    g_free (got);
+    g_free (text);
+    gst_caps_unref (caps);
+  }
 }
 
 /* The memory the other side has comes first; CUDA memory only where it

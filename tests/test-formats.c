@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GRAY16_LE, RGB, BGR and P010_10LE (docs/formats.md) against the plain
- * reference: each format to itself and each conversion, at odd sizes and
- * on frames of several CPU strips and bands, with padded strides that
- * leave 16-bit rows unaligned, every border, separable and direct kernels;
- * statistics of RGB and P010; the backends' answer to which formats they
- * take, and the CUDA backend's refusal where a device is there. The
- * element's part is test-formats-element.c. */
+ * reference, on the backend and kernel family under test: each format to
+ * itself and each conversion, at odd sizes and on frames of several CPU
+ * strips and bands, with padded strides that leave 16-bit rows unaligned,
+ * every border, separable and direct kernels; statistics of RGB and P010;
+ * the backends' answer to which formats they take. The element's part is
+ * test-formats-element.c. */
 #include "common-formats.h"
 
 #include <math.h>
@@ -33,18 +33,38 @@ plane_to_memory (const RefImage * img, GcvFormat f, gsize stride,
   return mem;
 }
 
+/* The engine of the backend under test, and the family under test. */
 static GcvEngine *
-cpu_engine (void)
+test_engine (void)
 {
   GError *err = NULL;
-  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CPU, -1, &err);
+  GcvEngine *e = gcv_engine_new (gcvt_on_cuda ()? GCV_BACKEND_CUDA :
+      GCV_BACKEND_CPU, -1, &err);
 
-  fail_unless (e != NULL, "no CPU engine: %s", err ? err->message : "?");
+  fail_unless (e != NULL, "no %s engine: %s", gcvt_backend (),
+      err ? err->message : "?");
   return e;
 }
 
-/* One frame of a one-plane format (or a conversion) through the CPU
- * engine, against the reference. */
+static GcvFamily
+test_family (void)
+{
+  for (GcvFamily f = GCV_FAMILY_AUTO; f <= GCV_FAMILY_FFT; f++)
+    if (g_str_equal (gcv_family_nick (f), gcvt_algorithm ()))
+      return f;
+  return GCV_FAMILY_AUTO;
+}
+
+/* A dense kernel cannot run where the separable family is forced: such
+ * cases are left to the other families. */
+static gboolean
+runs_here (gboolean rank1)
+{
+  return rank1 || !gcvt_forced_separable ();
+}
+
+/* One frame of a one-plane format (or a conversion) through the engine
+ * under test, against the reference. */
 static void
 check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
     guint w, guint h, gsize pad, RefBorder border, gboolean rank1)
@@ -73,9 +93,11 @@ check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
   gchar *what = gcvt_fmt_describe (in, out, w, h, pad, &p, rank1);
   const gdouble max_in = gcvt_fmt_largest_input (img, &p);
 
+  if (!runs_here (rank1))
+    goto done;
   fail_unless (f != NULL, "%s: filter refused", what);
   memset (dst_mem, PAD_BYTE, out_size);
-  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  plan = gcv_plan_new (e, &g, f, test_family (), 1, &err);
   fail_unless (plan != NULL, "%s: %s", what, err ? err->message : "?");
   fail_unless (gcv_plan_run (plan, &src, &dst, &err), "%s: %s", what,
       err ? err->message : "?");
@@ -96,8 +118,9 @@ check_one_plane (GcvEngine * e, GRand * r, GcvFormat in, GcvFormat out,
           y);
   }
   gcv_plan_free (plan);
-  gcv_filter_free (f);
   ref_image_free (ref);
+done:
+  gcv_filter_free (f);
   ref_image_free (img);
   ref_kernel_free (k);
   g_free (taps);
@@ -129,7 +152,7 @@ GST_START_TEST (test_one_plane_formats)
   gchar *name = g_strdup_printf ("one_plane_formats %s",
       gcv_format_name (fmt));
   GRand *r = ref_rand_new (name);
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
 
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     for (RefBorder b = 0; b < REF_N_BORDERS; b++)
@@ -150,7 +173,7 @@ GST_END_TEST;
 GST_START_TEST (test_conversions)
 {
   GRand *r = ref_rand_new ("conversions");
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
 
   for (guint i = 0; i < G_N_ELEMENTS (conversions); i++)
     for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
@@ -175,7 +198,7 @@ GST_START_TEST (test_gray16_saturation)
     65535, 0
   };
   const guint n = G_N_ELEMENTS (in);
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
   GcvFilterDesc d;
   GcvFilter *f;
   GcvGeometry g = { GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE, n, 1 };
@@ -186,7 +209,7 @@ GST_START_TEST (test_gray16_saturation)
   gcv_filter_desc_init (&d);
   d.kernel_width = d.kernel_height = 1;
   f = gcv_filter_new (&d, NULL);
-  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+  plan = gcv_plan_new (e, &g, f, test_family (), 1, NULL);
   fail_unless (plan && gcv_plan_run (plan, &src, &dst, NULL));
   for (guint i = 0; i < n; i++)
     fail_unless_equals_int (out[2 * i] | out[2 * i + 1] << 8, want[i]);
@@ -259,6 +282,12 @@ check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
   guint8 *gray = NULL;
   gsize gray_stride = (gsize) w * gcv_format_pixel_size (out) + pad;
 
+  if (!runs_here (rank1)) {
+    ref_kernel_free (k);
+    g_free (taps);
+    g_free (what);
+    return;
+  }
   d.planes = all ? GCV_PLANES_ALL : GCV_PLANES_LUMA;
   f = gcv_filter_new (&d, NULL);
   ref_planes_new (planes, w, h);
@@ -283,7 +312,7 @@ check_p010 (GcvEngine * e, GRand * r, GcvFormat out, guint w, guint h,
     dst = (GcvImage) {
     gray, gray_stride};
   }
-  plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err);
+  plan = gcv_plan_new (e, &g, f, test_family (), 1, &err);
   fail_unless (plan != NULL, "%s: %s", what, err ? err->message : "?");
   fail_unless (gcv_plan_run (plan, &src, &dst, &err), "%s: %s", what,
       err ? err->message : "?");
@@ -333,7 +362,7 @@ GST_START_TEST (test_p010)
   };
   gchar *name = g_strdup_printf ("p010 %d", __i__);
   GRand *r = ref_rand_new (name);
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
 
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     for (RefBorder b = 0; b < REF_N_BORDERS; b++)
@@ -379,7 +408,7 @@ check_channel_stats (const GcvChannelStats * got, const RefImage * ref,
 GST_START_TEST (test_statistics)
 {
   GRand *r = ref_rand_new ("statistics");
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
   GcvFrameOptions o;
 
   gcv_frame_options_init (&o);
@@ -406,7 +435,8 @@ GST_START_TEST (test_statistics)
     GcvImage psrc, pdst;
 
     f = gcv_filter_new (&d, NULL);
-    plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+    plan = gcv_plan_new (e, &g, f, runs_here (s == 0) ? test_family () :
+        GCV_FAMILY_AUTO, 1, NULL);
     fail_unless (gcv_plan_submit_with (plan, &src, &dst, &o, &t, NULL));
     fail_unless (gcv_plan_wait_stats (plan, t, &st, NULL));
     fail_unless_equals_int (st.n_channels, 3);
@@ -433,7 +463,8 @@ GST_START_TEST (test_statistics)
     p010_frame_init (&pout, planes, 0);
     psrc = p010_image (&pin);
     pdst = p010_image (&pout);
-    plan = gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, NULL);
+    plan = gcv_plan_new (e, &g, f, runs_here (s == 0) ? test_family () :
+        GCV_FAMILY_AUTO, 1, NULL);
     fail_unless (gcv_plan_submit_with (plan, &psrc, &pdst, &o, &t, NULL));
     fail_unless (gcv_plan_wait_stats (plan, t, &st, NULL));
     fail_unless_equals_int (st.n_channels, 3);
@@ -468,19 +499,22 @@ static const GcvFormat all_formats[] = {
   GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB, GCV_FORMAT_BGR, GCV_FORMAT_P010_10LE,
 };
 
-/* Needs no device: the CPU and auto take every format, CUDA all but the
- * new ones; the names are GStreamer's and go both ways. */
+/* Needs no device: every backend this build has takes every format; the
+ * names are GStreamer's and go both ways. */
 GST_START_TEST (test_backend_takes_format)
 {
+  const GcvNeeds none = { 0 };
+  const gboolean cuda_built = gcv_backend_takes (GCV_BACKEND_CUDA, &none,
+      NULL);
+
   for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
     const GcvFormat f = all_formats[i];
-    const gboolean added = f >= GCV_FORMAT_GRAY16_LE;
     GcvFormat back;
 
     fail_unless (gcv_backend_takes_format (GCV_BACKEND_CPU, f));
     fail_unless (gcv_backend_takes_format (GCV_BACKEND_AUTO, f));
-    fail_unless (gcv_backend_takes_format (GCV_BACKEND_CUDA, f) == !added,
-        "CUDA %s %s", added ? "takes" : "does not take", gcv_format_name (f));
+    fail_unless (gcv_backend_takes_format (GCV_BACKEND_CUDA, f)
+        == cuda_built, "CUDA does not take %s", gcv_format_name (f));
     fail_unless (gcv_format_from_name (gcv_format_name (f), &back));
     fail_unless_equals_int (back, f);
   }
@@ -493,6 +527,66 @@ GST_START_TEST (test_backend_takes_format)
   fail_unless_equals_int (gcv_frame_size (GCV_FORMAT_BGR, 5, 2, 16), 31);
   fail_if (gcv_backend_takes_format (GCV_BACKEND_CPU,
           (GcvFormat) (GCV_FORMAT_P010_10LE + 1)));
+}
+
+GST_END_TEST;
+
+/* The one decision (docs/formats.md): what each backend's table states,
+ * what it lacks named, and auto on CUDA for every format where a device
+ * is usable, on the CPU for regions; an asked backend is kept. Needs no
+ * device: what auto settles on follows from gcv_backend_available(). */
+GST_START_TEST (test_backend_choose)
+{
+  const GcvNeeds none = { 0 };
+  const gboolean cuda_built = gcv_backend_takes (GCV_BACKEND_CUDA, &none,
+      NULL);
+  const gboolean gpu = gcv_backend_available (GCV_BACKEND_CUDA, -1, NULL);
+  GcvNeeds all = { 0 }, regions = { 0 }, device = { 0 };
+  GError *why = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+    all.formats |= GCV_FORMAT_BIT (all_formats[i]);
+  regions.regions = TRUE;
+  device.device_memory = TRUE;
+  fail_unless (gcv_backend_takes (GCV_BACKEND_CPU, &all, NULL));
+  fail_unless (gcv_backend_takes (GCV_BACKEND_CPU, &regions, NULL));
+  fail_if (gcv_backend_takes (GCV_BACKEND_CPU, &device, &why));
+  fail_unless (g_error_matches (why, GCV_ERROR, GCV_ERROR_SETTINGS));
+  fail_unless (strstr (why->message, "system memory") != NULL);
+  g_clear_error (&why);
+  if (cuda_built) {
+    fail_unless (gcv_backend_takes (GCV_BACKEND_CUDA, &all, NULL));
+    fail_unless (gcv_backend_takes (GCV_BACKEND_CUDA, &device, NULL));
+    fail_if (gcv_backend_takes (GCV_BACKEND_CUDA, &regions, &why));
+    fail_unless (g_error_matches (why, GCV_ERROR, GCV_ERROR_SETTINGS));
+    fail_unless (strstr (why->message, "regions") != NULL);
+    g_clear_error (&why);
+  }
+
+  /* every format: CUDA where a device is usable, else the CPU saying why */
+  fail_unless_equals_int (gcv_backend_choose (GCV_BACKEND_AUTO, -1, &all,
+          &why), gpu ? GCV_BACKEND_CUDA : GCV_BACKEND_CPU);
+  fail_unless (gpu ? why == NULL : g_error_matches (why, GCV_ERROR,
+          GCV_ERROR_NO_DEVICE));
+  g_clear_error (&why);
+  /* regions: the CPU, saying CUDA does not take them */
+  fail_unless_equals_int (gcv_backend_choose (GCV_BACKEND_AUTO, -1,
+          &regions, &why), GCV_BACKEND_CPU);
+  fail_unless (why != NULL);
+  g_clear_error (&why);
+  /* device memory and regions: neither takes both */
+  device.regions = TRUE;
+  fail_unless_equals_int (gcv_backend_choose (GCV_BACKEND_AUTO, -1, &device,
+          &why), GCV_BACKEND_AUTO);
+  fail_unless (g_error_matches (why, GCV_ERROR, GCV_ERROR_SETTINGS));
+  g_clear_error (&why);
+  /* an asked backend is kept where it can run, whatever the needs */
+  fail_unless_equals_int (gcv_backend_choose (GCV_BACKEND_CPU, -1, &regions,
+          NULL), GCV_BACKEND_CPU);
+  fail_unless_equals_int (gcv_backend_choose (GCV_BACKEND_CUDA, -1, &all,
+          &why), gpu ? GCV_BACKEND_CUDA : GCV_BACKEND_AUTO);
+  fail_unless (gpu ? why == NULL : why != NULL);
+  g_clear_error (&why);
 }
 
 GST_END_TEST;
@@ -513,7 +607,7 @@ GST_START_TEST (test_refused_pairs)
     {GCV_FORMAT_NV12, GCV_FORMAT_GRAY16_LE},
     {GCV_FORMAT_GRAY16_LE, GCV_FORMAT_P010_10LE},
   };
-  GcvEngine *e = cpu_engine ();
+  GcvEngine *e = test_engine ();
   GcvFilterDesc d;
   GcvFilter *f;
 
@@ -537,75 +631,23 @@ GST_START_TEST (test_refused_pairs)
 
 GST_END_TEST;
 
-/* A CUDA plan of a new format is refused as a settings error naming it,
- * and the engine goes on with the formats it takes. */
-GST_START_TEST (test_cuda_refuses)
-{
-  GcvEngine *e = gcv_engine_new (GCV_BACKEND_CUDA, -1, NULL);
-  GcvFilterDesc d;
-  GcvFilter *f;
-  GcvGeometry ok = { GCV_FORMAT_GRAY8, GCV_FORMAT_GRAY8, 16, 16 };
-  GcvPlan *plan;
-
-  fail_unless (e != NULL);
-  gcv_filter_desc_init (&d);
-  f = gcv_filter_new (&d, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
-    const GcvFormat in = all_formats[i];
-    const GcvFormat out = in == GCV_FORMAT_P010_10LE ? GCV_FORMAT_GRAY32F :
-        in;
-    GcvGeometry g = { in, out, 16, 16 };
-    GError *err = NULL;
-    gchar *want;
-
-    if (in < GCV_FORMAT_GRAY16_LE)
-      continue;
-    want = g_strdup_printf ("%s is not supported by the CUDA backend in "
-        "this version (use the CPU backend)", gcv_format_name (in));
-    fail_if (gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err));
-    fail_unless (g_error_matches (err, GCV_ERROR, GCV_ERROR_SETTINGS));
-    fail_unless_equals_string (err->message, want);
-    g_error_free (err);
-    g_free (want);
-  }
-  /* GRAY32F in, GRAY16_LE out: the output is named */
-  {
-    GcvGeometry g = { GCV_FORMAT_GRAY32F, GCV_FORMAT_GRAY16_LE, 16, 16 };
-    GError *err = NULL;
-    fail_if (gcv_plan_new (e, &g, f, GCV_FAMILY_AUTO, 1, &err));
-    fail_unless (strstr (err->message, "GRAY16_LE") != NULL);
-    g_error_free (err);
-  }
-  plan = gcv_plan_new (e, &ok, f, GCV_FAMILY_AUTO, 1, NULL);
-  fail_unless (plan != NULL);
-  gcv_plan_free (plan);
-  gcv_filter_free (f);
-  gcv_engine_free (e);
-}
-
-GST_END_TEST;
-
 static Suite *
 formats_suite (void)
 {
   Suite *s = suite_create ("gpuconvolve-formats");
   TCase *tc = tcase_create ("formats");
-  const gboolean cpu = !gcvt_on_cuda ();
-  const gchar *why = "the new formats run on the CPU backend only";
 
   tcase_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
-  GCVT_ADD_LOOP_TEST_IF (tc, test_one_plane_formats, 0,
-      G_N_ELEMENTS (new_formats), cpu, why);
-  GCVT_ADD_TEST_IF (tc, test_conversions, cpu, why);
-  GCVT_ADD_TEST_IF (tc, test_gray16_saturation, cpu, why);
-  GCVT_ADD_LOOP_TEST_IF (tc, test_p010, 0, 4, cpu, why);
-  GCVT_ADD_TEST_IF (tc, test_statistics, cpu, why);
+  tcase_add_loop_test (tc, test_one_plane_formats, 0,
+      G_N_ELEMENTS (new_formats));
+  tcase_add_test (tc, test_conversions);
+  tcase_add_test (tc, test_gray16_saturation);
+  tcase_add_loop_test (tc, test_p010, 0, 4);
+  tcase_add_test (tc, test_statistics);
   tcase_add_test (tc, test_backend_takes_format);
+  tcase_add_test (tc, test_backend_choose);
   tcase_add_test (tc, test_refused_pairs);
-  GCVT_ADD_TEST_IF (tc, test_cuda_refuses,
-      gcv_backend_available (GCV_BACKEND_CUDA, -1, NULL),
-      "no usable CUDA device");
   return s;
 }
 

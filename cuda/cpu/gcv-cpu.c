@@ -235,5 +235,7 @@ const GcvBackend gcv_cpu_backend = {
   .set_frame_options = cpu_set_frame_options,
   .get_frame_stats = cpu_get_frame_stats,
   .engine_interrupt = cpu_engine_interrupt,
+  .formats = GCV_FORMATS_ALL,
   .regions = TRUE,
+  .device_memory = FALSE,
 };

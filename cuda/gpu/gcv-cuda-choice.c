@@ -11,30 +11,46 @@
 
 /* Formats to kernel element and epilogue. 8-bit input is filtered from its
  * bytes unless a constant border value is no byte value; then the frame is
- * unpacked to floats first. */
+ * unpacked to floats first. 16-bit words are widened to floats and the
+ * results narrowed back; RGB and BGR run as RGBx (the fourth byte copied
+ * through the kernels, never written back). */
 void
 gcv_cuda_choose_formats (CudaPlan * cp, const GcvPlan * plan)
 {
   const GcvGeometry *g = &plan->geometry;
   const GcvFilter *f = plan->filter;
-  gboolean rgba = gcv_format_channels (g->in_format) == 4;
+  const gboolean words = gcv_format_is_16bit (g->in_format);
+  const gboolean rgb3 = gcv_format_channels (g->in_format) == 3;
   gboolean byte_border = f->border != GCV_BORDER_CONSTANT
       || (f->border_value >= 0.0f && f->border_value <= 255.0f
       && f->border_value == floorf (f->border_value));
 
-  cp->unpack = g->in_format != GCV_FORMAT_GRAY32F
+  cp->unpack = g->in_format != GCV_FORMAT_GRAY32F && !words
       && (!byte_border || g_getenv ("GPUCONVOLVE_CUDA_UNPACK"));
-  if (rgba) {
+  cp->widen = words || rgb3;
+  cp->in_sample = rgb3 ? GCV_SAMPLE_U8X3 : GCV_SAMPLE_U16;
+  cp->narrow = gcv_format_is_16bit (g->out_format) || rgb3;
+  cp->out_sample = rgb3 ? GCV_SAMPLE_U8X3 : GCV_SAMPLE_U16;
+  /* conversions: the input format's largest value to the output's (1.0
+   * for GRAY32F), as the CPU engine scales */
+  cp->out_scale = g->in_format == g->out_format ? 1.0f :
+      (gfloat) (gcv_format_max_value (g->out_format)
+      / gcv_format_max_value (g->in_format));
+  if (gcv_format_channels (g->in_format) >= 3) {
     cp->pix = cp->unpack ? GCV_PIX_F32X4 : GCV_PIX_U8X4;
-    cp->out = f->filter_alpha ? GCV_OUT_U8X4 : GCV_OUT_U8X4_KEEP_ALPHA;
-    cp->out_scale = 1.0f;
+    cp->out = f->filter_alpha && !rgb3 ? GCV_OUT_U8X4 :
+        GCV_OUT_U8X4_KEEP_ALPHA;
   } else {
     cp->pix = g->in_format == GCV_FORMAT_GRAY8 && !cp->unpack ? GCV_PIX_U8 :
         GCV_PIX_F32;
     cp->out = g->out_format == GCV_FORMAT_GRAY8 ? GCV_OUT_U8 : GCV_OUT_F32;
-    cp->out_scale = g->in_format == g->out_format ? 1.0f :
-        g->out_format == GCV_FORMAT_GRAY8 ? 255.0f : 1.0f / 255.0f;
   }
+}
+
+gsize
+gcv_cuda_out_size (GcvOut out)
+{
+  return out == GCV_OUT_U8 ? 1 : 4;
 }
 
 GcvCudaConv
@@ -148,6 +164,17 @@ family_limits (CudaPlan * cp, const GcvCudaConv * c, GcvFamilyLimits * l)
   l->register_fits = gcv_cuda_register_supports (c);
 }
 
+/* The format whose kernels a plan's frames run, which the dispatcher
+ * knows: RGB and BGR run as RGBx, 16-bit words (whole numbers, never NaN
+ * or Inf) as a frame of one channel of integers. */
+static GcvFormat
+kernel_format (GcvFormat format)
+{
+  if (gcv_format_channels (format) == 3)
+    return GCV_FORMAT_RGBX;
+  return gcv_format_is_16bit (format) ? GCV_FORMAT_GRAY8 : format;
+}
+
 /* What runs: the dispatcher settles the plan's record from what the
  * families report here; where it chose fft, the set-up is made (or kept)
  * and its outcome, the transform size or why it could not be made, goes to
@@ -171,6 +198,7 @@ gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     forced_variant = &forced;
   }
   gcv_dispatch_key_init (&key, &plan->geometry, f);
+  key.format = kernel_format (plan->geometry.in_format);
   run_filter_kernel (cp, f);
   c = gcv_cuda_conv_args (cp, plan, &cp->slots[0]);
   family_limits (cp, &c, &limits);

@@ -117,6 +117,11 @@ static const GcvBackend cuda_backend = {
   .host_free = cuda_host_free,
   .set_frame_options = gcv_cuda_set_frame_options,
   .get_frame_stats = gcv_cuda_get_frame_stats,
+  /* the samples its kernels have no element for are widened first
+   * (passes/convert.cu); whole frames only in this version */
+  .formats = GCV_FORMATS_ALL,
+  .regions = FALSE,
+  .device_memory = TRUE,
 };
 
 const GcvBackend *

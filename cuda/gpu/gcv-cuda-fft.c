@@ -17,8 +17,8 @@ gcv_cuda_fft_setup_ensure (CudaPlan * cp, const GcvPlan * plan,
     GError ** error)
 {
   const GcvFilter *f = plan->filter;
-  int channels = gcv_format_channels (plan->geometry.in_format) == 1 ? 1 :
-      f->filter_alpha ? 4 : 3;
+  int channels = gcv_filtered_channels (plan->geometry.in_format,
+      f->filter_alpha);
   int setup[7] = { c->width, c->height, (int) f->kw, (int) f->kh, channels,
     v->fft_prime, v->fft_tile
   };

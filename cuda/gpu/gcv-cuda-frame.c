@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A frame through its slot on the CUDA backend, all of it queued on the
  * slot's stream: the host frame staged and uploaded (or the device frame
- * copied in), the halo, the chosen family's launch, the download, the
- * slot's event; then the wait for that event, the copy out of staging and
- * the frame's statistics. The identity between equal 8-bit formats copies
- * device frames instead. */
+ * copied in), widened where the families have no element for its samples
+ * (16-bit words, RGB and BGR), the halo, the chosen family's launch, the
+ * output narrowed back to such samples, the download, the slot's event;
+ * then the wait for that event, the copy out of staging and the frame's
+ * statistics. The identity between equal integer formats copies device
+ * frames instead. */
 #include "gcv-cuda-private.h"
 
 #include <string.h>
@@ -57,19 +59,41 @@ stage_input (CudaSlot * s, const GcvImage * src, gsize row, guint h,
   return s->h_in;
 }
 
+/* P010's planes hold their 10 bits high (a shift of 6); an identity
+ * with nothing to measure moves whole words, low bits too, as the CPU
+ * engine copies them. GRAY16_LE: 0. */
+static int
+word_shift (const CudaPlan * cp, const CudaSlot * s, GcvFormat format)
+{
+  return format == GCV_FORMAT_P010_PLANE && !(cp->copy_only
+      && !s->stats.on) ? 6 : 0;
+}
+
+/* The input into the padded frame: straight in (8-bit, GRAY32F), or
+ * through the frame an unpack or a widening reads. A device frame is
+ * widened where it is, with its sample step. */
 static gboolean
 upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     const GcvImage * src, guint step, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   const GcvFilter *f = plan->filter;
-  gsize row = (gsize) g->width * gcv_format_pixel_size (g->in_format);
+  const guint px = gcv_format_pixel_size (g->in_format);
+  gsize row = (gsize) g->width * px;
   guint8 *interior = (guint8 *) s->d_pad + f->ay * cp->pad_pitch
       + f->ax * gcv_cuda_pixel_size (cp->pix);
-  void *target = cp->unpack ? s->d_raw : interior;
-  gsize target_pitch = cp->unpack ? cp->raw_pitch : cp->pad_pitch;
+  const gboolean via_raw = cp->unpack || cp->widen;
+  void *target = via_raw ? s->d_raw : interior;
+  gsize target_pitch = via_raw ? cp->raw_pitch : cp->pad_pitch;
+  const void *widen_from = s->d_raw;
+  gsize widen_pitch = cp->raw_pitch;
+  guint widen_step = px;
 
-  if (src->on_device && step > 1) {
+  if (src->on_device && cp->widen) {
+    widen_from = src->data;
+    widen_pitch = src->stride;
+    widen_step = MAX (step, px);
+  } else if (src->on_device && step > 1) {
     if (!CHECK (gcv_cuda_copy_samples (target, target_pitch, 1, src->data,
                 src->stride, step, g->width, g->height, s->stream),
             OP_LAUNCH))
@@ -87,6 +111,10 @@ upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
                 row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY))
       return FALSE;
   }
+  if (cp->widen)
+    return CHECK (gcv_cuda_widen (cp->in_sample, widen_from, widen_pitch,
+            widen_step, word_shift (cp, s, g->in_format), cp->pix, interior,
+            cp->pad_pitch, g->width, g->height, s->stream), OP_LAUNCH);
   if (cp->unpack
       && !CHECK (gcv_cuda_unpack (cp->pix, s->d_raw, cp->raw_pitch, interior,
               cp->pad_pitch, g->width, g->height, s->stream), OP_LAUNCH))
@@ -104,8 +132,9 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   GcvCudaConv c = gcv_cuda_conv_args (cp, plan, s);
 
   /* device output is written in place, unless every other byte (then
-   * download() scatters it); host output and that need the slot's */
-  if (dst->on_device && step <= 1) {
+   * download() scatters it) or narrowed; host output and those need the
+   * slot's */
+  if (dst->on_device && step <= 1 && !cp->narrow) {
     c.dst = dst->data;
     c.dst_pitch = dst->stride;
   } else if (!gcv_cuda_slot_ensure (cp, s, BUF_OUT, error)) {
@@ -154,48 +183,75 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   }
 }
 
+/* The output from the kernels' to its frame: narrowed first (into a
+ * device frame where it is, with its sample step, or for the host into
+ * the slot's raw frame), scattered to a sample step, or copied down. */
 static gboolean
 download (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     const GcvImage * dst, guint step, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
-  gsize row = (gsize) g->width * gcv_format_pixel_size (g->out_format);
+  const guint px = gcv_format_pixel_size (g->out_format);
+  gsize row = (gsize) g->width * px;
   gsize need = row * g->height;
+  const void *from = s->d_out;
+  gsize from_pitch = cp->out_pitch;
 
   s->copy_to = NULL;
-  if (dst->on_device && step > 1)
+  if (cp->narrow) {
+    const int shift = word_shift (cp, s, g->out_format);
+    const float max = shift ? 1023.0f : 65535.0f;
+    if (dst->on_device)
+      return CHECK (gcv_cuda_narrow (cp->out_sample, s->d_out, cp->out_pitch,
+              dst->data, dst->stride, MAX (step, px), shift, max, g->width,
+              g->height, s->stream), OP_LAUNCH);
+    if (!CHECK (gcv_cuda_narrow (cp->out_sample, s->d_out, cp->out_pitch,
+                s->d_raw, cp->raw_pitch, px, shift, max, g->width, g->height,
+                s->stream), OP_LAUNCH))
+      return FALSE;
+    from = s->d_raw;
+    from_pitch = cp->raw_pitch;
+  } else if (dst->on_device && step > 1) {
     return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride, step,
             s->d_out, cp->out_pitch, 1, g->width, g->height, s->stream),
         OP_LAUNCH);
+  }
   if (dst->on_device)
     return TRUE;
   if (is_pinned (dst->data))
-    return CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, s->d_out,
-            cp->out_pitch, row, g->height, cudaMemcpyDeviceToHost,
-            s->stream), OP_COPY);
+    return CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, from,
+            from_pitch, row, g->height, cudaMemcpyDeviceToHost, s->stream),
+        OP_COPY);
   if (!ensure_staging (&s->h_out, &s->h_out_size, need, error))
     return FALSE;
   s->copy_to = dst->data;
   s->copy_stride = dst->stride;
-  return CHECK (cudaMemcpy2DAsync (s->h_out, row, s->d_out, cp->out_pitch,
-          row, g->height, cudaMemcpyDeviceToHost, s->stream), OP_COPY);
+  return CHECK (cudaMemcpy2DAsync (s->h_out, row, from, from_pitch, row,
+          g->height, cudaMemcpyDeviceToHost, s->stream), OP_COPY);
 }
 
 /* A copy-only plan's device frame: its bytes into the output, with no
- * padded input or kernel (NV12's U and V with planes=luma). Sample steps
- * are GRAY8's only. */
+ * padded input or kernel (NV12's and P010's U and V with planes=luma).
+ * Samples a step apart are copied a byte of each at a time. */
 static gboolean
 copy_device (const GcvPlan * plan, CudaSlot * s, const GcvImage * src,
     const GcvImage * dst, const GcvSteps * steps, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
-  gsize row = (gsize) g->width * gcv_format_pixel_size (g->in_format);
+  const guint px = gcv_format_pixel_size (g->in_format);
+  gsize row = (gsize) g->width * px;
 
   s->copy_to = NULL;
-  if (steps->src > 1 || steps->dst > 1)
-    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride,
-            MAX (steps->dst, 1), src->data, src->stride, MAX (steps->src, 1),
-            g->width, g->height, s->stream), OP_LAUNCH);
+  if (steps->src > px || steps->dst > px) {
+    for (guint b = 0; b < px; b++)
+      if (!CHECK (gcv_cuda_copy_samples ((guint8 *) dst->data + b,
+                  dst->stride, MAX (steps->dst, px),
+                  (const guint8 *) src->data + b, src->stride,
+                  MAX (steps->src, px), g->width, g->height, s->stream),
+              OP_LAUNCH))
+        return FALSE;
+    return TRUE;
+  }
   return src->data == dst->data
       || CHECK (cudaMemcpy2DAsync (dst->data, dst->stride, src->data,
           src->stride, row, g->height, cudaMemcpyDeviceToDevice, s->stream),

@@ -79,7 +79,7 @@ gcv_cuda_get_device_input (gpointer state, guint slot, GcvImage * img)
     return FALSE;
   }
   /* the frame lands where upload() (gcv-cuda-frame.c) would put it */
-  if (cp->unpack) {
+  if (cp->unpack || cp->widen) {
     img->data = s->d_raw;
     img->stride = cp->raw_pitch;
   } else {

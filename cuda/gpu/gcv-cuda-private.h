@@ -25,6 +25,7 @@
 #include "gcv-cuda-device.h"
 #include "gcv-cuda-stats.h"
 #include "kernels/gcv-kernels.h"
+#include "kernels/gcv-convert.h"
 #include "dispatch/gcv-dispatch.h"
 #include "dispatch/gcv-tuning.h"
 
@@ -59,8 +60,9 @@ typedef struct {
 
 /* The buffers of a slot, as gcv_cuda_slot_ensure() makes them. */
 enum {
-  BUF_INPUT = 1 << 0,           /* padded input, and the 8-bit frame an
-                                 * unpack reads */
+  BUF_INPUT = 1 << 0,           /* padded input, and the frame an unpack
+                                 * or a widening reads (a narrowing's
+                                 * output on its way to the host) */
   BUF_TMP = 1 << 1,
   BUF_OUT = 1 << 2,
   BUF_TAPS = 1 << 3,
@@ -83,6 +85,11 @@ typedef struct {
   GcvOut out;
   gfloat out_scale;
   gboolean unpack;              /* 8-bit frames go through floats */
+  /* Formats the families have no element for (16-bit words, RGB and
+   * BGR): the input widened into the padded frame by a pass, the output
+   * narrowed from the kernels' by another (passes/convert.cu). */
+  gboolean widen, narrow;
+  GcvSample in_sample, out_sample;
   size_t tiled_smem;            /* tiled, adaptive: its shared memory */
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,
@@ -139,11 +146,13 @@ gboolean gcv_cuda_fft_setup_ensure (CudaPlan * cp, const GcvPlan * plan,
 /* Frees the set-up (no frame in flight uses it). */
 void gcv_cuda_fft_setup_free (CudaPlan * cp);
 
-/* gcv-cuda-choice.c: what runs. The kernel element type, 8-bit unpack and
- * output epilogue; then the plan's record (GcvPlan.choice), settled by the
+/* gcv-cuda-choice.c: what runs. The kernel element type, 8-bit unpack,
+ * widening and narrowing passes and output epilogue; then the plan's record (GcvPlan.choice), settled by the
  * dispatcher from what the families report, and the kernel the device
  * runs. */
 void gcv_cuda_choose_formats (CudaPlan * cp, const GcvPlan * plan);
+/* Bytes of an output element as the kernels write it. */
+gsize gcv_cuda_out_size (GcvOut out);
 gboolean gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan,
     GError ** error);
 /* The launch arguments of a frame in slot `s`. */

@@ -117,8 +117,9 @@ gcv_cuda_wait_all (CudaPlan * cp, GError ** error)
   return TRUE;
 }
 
-/* The identity between equal 8-bit formats: a device frame's bytes are
- * the output's (GRAY32F is not copied: the kernels write -0 as +0). */
+/* The identity between equal integer formats: a device frame's bytes are
+ * the output's (GRAY32F is not copied: the kernels write -0 as +0). P010's
+ * words are copied whole, low bits too, as the CPU engine copies them. */
 static gboolean
 copies_only (const GcvPlan * plan)
 {
@@ -146,14 +147,17 @@ gcv_cuda_ensure_buffers (CudaPlan * cp, const GcvPlan * plan, GError ** error)
   /* 4 pixels of slack per row, so vector loads may run past the width */
   cp->pad_pitch = round_pitch ((g->width + cp->kw - 1 + 4) * px);
   cp->pad_bytes = cp->pad_pitch * (g->height + f->kh - 1);
+  /* the frame an unpack or a widening reads, and a narrowed output on
+   * its way to the host */
   cp->raw_pitch = round_pitch (g->width *
-      gcv_format_pixel_size (g->in_format));
-  cp->raw_bytes = cp->unpack ? cp->raw_pitch * g->height : 0;
+      MAX (gcv_format_pixel_size (g->in_format),
+          gcv_format_pixel_size (g->out_format)));
+  cp->raw_bytes = cp->unpack || cp->widen || cp->narrow ?
+      cp->raw_pitch * g->height : 0;
   cp->tmp_pitch = round_pitch (g->width * tpx);
   cp->tmp_bytes = v->family == GCV_FAMILY_SEPARABLE && v->two_pass ?
       cp->tmp_pitch * (g->height + f->kh - 1) : 0;
-  cp->out_pitch = round_pitch (g->width *
-      gcv_format_pixel_size (g->out_format));
+  cp->out_pitch = round_pitch (g->width * gcv_cuda_out_size (cp->out));
   cp->out_bytes = cp->out_pitch * g->height;
   cp->taps_bytes = (gsize) cp->kw * f->kh > GCV_CUDA_PARAM_TAPS ?
       sizeof (gfloat) * cp->n_taps : 0;
