@@ -373,6 +373,77 @@ edge_energy_options (GPtrArray * req, EdgeEnergyOptions * o, gchar ** backend)
   return ok;
 }
 
+/* The temporary output, written through stdio with the first write error
+ * kept: where a disk fills in the middle of the stream, stdio notes the
+ * failure (ferror), drops the buffer and takes the next rows again, and
+ * fclose() of an emptied buffer reports nothing. The output must fail
+ * with the OS's reason, not be published short. */
+typedef struct
+{
+  int fd;
+  int error;                    /* errno of the first failed write, or 0 */
+} Output;
+
+static ssize_t
+output_write (void *cookie, const char *buf, size_t n)
+{
+  Output *o = cookie;
+  size_t done = 0;
+
+  while (done < n) {
+    ssize_t w = write (o->fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0) {
+      if (!o->error)
+        o->error = errno;
+      return done ? (ssize_t) done : -1;
+    }
+    done += w;
+  }
+  return done;
+}
+
+/* Opens the temporary output (which the batch made); NULL with errno. */
+static FILE *
+output_open (const gchar * path, Output * o)
+{
+  cookie_io_functions_t io = { .write = output_write };
+  FILE *out;
+
+  o->error = 0;
+  o->fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+  if (o->fd < 0)
+    return NULL;
+  out = fopencookie (o, "w", io);
+  if (!out) {
+    int err = errno;
+    close (o->fd);
+    errno = err;
+  }
+  return out;
+}
+
+/* Flushes, syncs (fsync() reports data the kernel could not write back)
+ * and closes; FALSE, printed with the OS's reason, where a write failed. */
+static gboolean
+output_close (FILE * out, Output * o)
+{
+  int err;
+
+  fflush (out);
+  fclose (out);
+  err = o->error;
+  if (!err && fsync (o->fd) != 0)
+    err = errno;
+  if (close (o->fd) != 0 && !err && errno != EINTR)
+    err = errno;
+  if (err)
+    g_printerr (BATCH_PROGRAM ": error: cannot write the temporary output: "
+        "%s\n", g_strerror (err));
+  return err == 0;
+}
+
 /* The analysis, its CSV into the output (the temporary file the batch
  * made for it, which must exist). */
 static BatchStatus
@@ -384,8 +455,8 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   EdgeEnergyResult result;
   EdgeEnergyStatus status;
   gchar *backend = NULL;
+  Output sink;
   FILE *out;
-  int fd;
 
   edge_energy_options_init (&o);
   if (!edge_energy_options (req, &o, &backend)) {
@@ -398,22 +469,16 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   o.on_frame = on_frame;
   o.on_pipeline = on_pipeline;
   o.data = s;
-  fd = open (output, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-  out = fd >= 0 ? fdopen (fd, "w") : NULL;
+  out = output_open (output, &sink);
   if (!out) {
     g_printerr (BATCH_PROGRAM ": error: cannot open the temporary output: "
         "%s\n", g_strerror (errno));
-    if (fd >= 0)
-      close (fd);
     g_free (backend);
     return BATCH_FAILED;
   }
   status = edge_energy_run (&o, out, &result);
-  if (fclose (out) != 0 && status == EDGE_ENERGY_OK) {
-    g_printerr (BATCH_PROGRAM ": error: cannot write the temporary output: "
-        "%s\n", g_strerror (errno));
+  if (!output_close (out, &sink) && status == EDGE_ENERGY_OK)
     status = EDGE_ENERGY_FAILED;
-  }
   *timed_out = result.timed_out;
   *frames = result.frames;
   *algorithms = g_steal_pointer (&result.algorithms);

@@ -355,6 +355,25 @@ check "the complete outputs were not touched" \
   test -z "$(find "$out" -name '*.csv' -newermt '2002-01-01' ! -name smpte.csv)"
 check "the new CSV equals edge-energy's" same_csv "$out" "$clips/smpte.webm"
 
+echo "== a full output folder"
+# A CSV of about 11 KB into a tmpfs of 8 KB: a write fails part of the
+# way. (The worker's own check, without a mount: tests/test_worker.py.)
+timeout 60 gst-launch-1.0 -q videotestsrc num-buffers=300 ! video/x-raw,width=32,height=24 \
+  ! vp8enc ! webmmux ! filesink location="$work/long.webm" </dev/null
+mkdir "$work/full"
+if mount -t tmpfs -o size=8k tmpfs "$work/full" 2>/dev/null; then
+  run_batch "$work/batch-full.log" --address "$address" -o "$work/full" --retries 0 \
+    --report "$work/full.json" "$work/long.webm"
+  check "exit status 1" [ $? -eq 1 ]
+  check "the file failed with the OS's reason" json_check "$work/full.json" \
+    'f["long.webm"]["status"] == "failed" and "cannot write the temporary output: No space left on device" in f["long.webm"]["error"]'
+  check "... no output and no temporary file" \
+    test -z "$(find "$work/full" -name 'long.csv' -o -name '*.part')"
+  umount "$work/full"
+else
+  echo "  (no tmpfs mount here: the worker's own check only)"
+fi
+
 echo "== a --pipeline job with --property"
 run_batch "$work/batch3.log" --address "$address" -o "$work/video" --property filter=gaussian \
   --property size=5 --property sigma=2 --property planes=all "$clips/ball.webm" --pipeline "$blur"

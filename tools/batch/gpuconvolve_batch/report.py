@@ -83,6 +83,8 @@ def write_json(path: str, report: dict[str, Any], keep: Mapping[FileKey, str] = 
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
+            f.flush()                    # a write error (a full disk) raises here,
+            os.fsync(f.fileno())         # or here: the report is not published
         try:
             st = os.stat(path)
         except FileNotFoundError:

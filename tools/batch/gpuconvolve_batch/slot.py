@@ -122,11 +122,7 @@ class Slot:
                 result = self._execute(worker, job, temp, attempt)
                 if not os.path.exists(temp):
                     raise JobFailed(f"the pipeline removed {OUTPUT}")
-                # on disk before the rename makes it the output (fsync writes
-                # the file's data whichever process wrote it)
-                os.fsync(fd)
-                self._check_not_input(job)
-                os.replace(temp, job.output)
+                self._publish(job, temp, fd)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
@@ -171,6 +167,21 @@ class Slot:
         if result.status != 0:
             raise JobFailed(_failure(job.program, result.log))
         return result
+
+    def _publish(self, job: Job, temp: str, fd: int) -> None:
+        """Renames the finished temporary output into place, once it is on
+        disk (fsync writes the file's data whichever process wrote it, and
+        reports what could not be written: a full disk fails the file)."""
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            raise JobFailed(f"cannot write {shown(job.output)}: {e.strerror}") from None
+        self._check_not_input(job)
+        try:
+            os.replace(temp, job.output)
+        except OSError as e:
+            raise JobFailed(f"cannot rename the temporary output to {shown(job.output)}: "
+                            f"{e.strerror}") from None
 
     def _check_paths(self, job: Job) -> None:
         for path in (job.input, os.path.dirname(job.output)):
