@@ -279,6 +279,16 @@ check "a --report that is an input is refused" \
   usage_error "is the input $work/precious.webm: the report would replace it" \
   -o "$work/u" "$work/a-file" "$work/precious.webm" --report "$work/precious.webm"
 check "... and the input is unchanged" grep -qx precious "$work/precious.webm"
+mkdir "$work/vids"
+echo a >"$work/vids/a.webm" && echo b >"$work/vids/b.webm"
+# (unquoted: the shell makes it --report vids/a.webm vids/b.webm)
+check "--report dir/*.webm expanded by the shell is refused, naming the file" \
+  usage_error "--report $work/vids/a.webm exists and is not a report of gpuconvolve-batch" \
+  -o "$work/u" --report "$work"/vids/*.webm
+check "... and the file is unchanged" grep -qx a "$work/vids/a.webm"
+check "a --report that an input glob matches is refused" \
+  usage_error "--report $work/vids/*.webm is matched by the input glob $work/vids/*.webm" \
+  -o "$work/u" --report "$work/vids/*.webm" "$work/vids/*.webm"
 
 echo "== clips"
 clips=$work/clips

@@ -152,7 +152,8 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
     inputs.check_unique_outputs(pairs)
     inputs.check_outputs(pairs, input_keys)
     report_path = inputs.check_report(args.report or os.path.join(output_dir, "report.json"),
-                                      output_dir, outputs, input_keys)
+                                      output_dir, outputs, input_keys,
+                                      [a for a in args.inputs if inputs.is_glob(a)])
 
     return Plan(spec=spec, inputs=paths, outputs=outputs, output_dir=output_dir,
                 report_path=report_path, command=["gpuconvolve-batch"] + argv, runner=runner,

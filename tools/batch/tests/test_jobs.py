@@ -311,6 +311,38 @@ class Inputs(unittest.TestCase):
         self.assertEqual(inputs.check_report(os.path.join(out, "r.json"), out, outputs, keys),
                          os.path.join(out, "r.json"))
 
+    def test_report_that_is_no_report(self):
+        # `--report dir/*.webm` expanded by the shell: the first file is no
+        # input, and no report
+        b = os.path.join(self.root, "b.webm")
+        out = os.path.join(self.root, "out")
+        with open(b, "w") as f:
+            f.write("video")
+        with self.assertRaises(UsageError) as e:
+            inputs.check_report(b, out, [], {})
+        self.assertIn(f"--report {b} exists and is not a report of gpuconvolve-batch",
+                      str(e.exception))
+        # an earlier report, or an empty file, is replaced
+        for text in ('{\n  "version": 2,\n  "files": []\n}\n', ""):
+            with open(b, "w") as f:
+                f.write(text)
+            self.assertEqual(inputs.check_report(b, out, [], {}), b)
+
+    def test_report_matched_by_an_input_glob(self):
+        out = os.path.join(self.root, "out")
+        matched = [("*.webm", "r.webm"), ("**/*.json", "out/deep/r.json"), ("**", "r.json"),
+                   ("[r]*", "r.json")]
+        for pattern, name in matched:
+            glob_ = os.path.join(self.root, pattern)
+            with self.assertRaises(UsageError) as e:
+                inputs.check_report(os.path.join(self.root, name), out, [], {}, [glob_])
+            self.assertIn(f"is matched by the input glob {glob_}", str(e.exception))
+        # as glob reads them: a wildcard takes no leading dot, * no folder
+        for pattern, name in (("*.json", ".r.json"), ("*.json", "out/r.json"),
+                              ("**/*.json", ".hidden/r.json")):
+            self.assertFalse(inputs.glob_matches(os.path.join(self.root, pattern),
+                                                 os.path.join(self.root, name)), pattern)
+
     def test_report_never_replaces_an_input(self):
         a = os.path.join(self.root, "a.webm")
         with open(a, "w") as f:
