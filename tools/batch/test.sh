@@ -289,6 +289,16 @@ check "... and the file is unchanged" grep -qx a "$work/vids/a.webm"
 check "a --report that an input glob matches is refused" \
   usage_error "--report $work/vids/*.webm is matched by the input glob $work/vids/*.webm" \
   -o "$work/u" --report "$work/vids/*.webm" "$work/vids/*.webm"
+# An earlier run's output under the inputs' glob: --resume skips it, and
+# takes it for no input (no Ray runs: every output exists).
+mkdir -p "$work/under/out"
+echo clip >"$work/under/clip.webm" && cp "$work/under/clip.webm" "$work/under/out/clip.webm"
+timeout 60 "$batch" -o "$work/under/out" --resume "$work/under/**/*.webm" --pipeline "$copy" \
+  >"$work/under.log" 2>&1 </dev/null
+check "--resume with the output folder under the input glob: exit status 0" [ $? -eq 0 ]
+sed 's/^/  | /' "$work/under.log"
+check "... the output skipped, and taken for no input" json_check "$work/under/out/report.json" \
+  "[(x['input'], x['status']) for x in r['files']] == [('$work/under/clip.webm', 'skipped')]"
 
 echo "== clips"
 clips=$work/clips

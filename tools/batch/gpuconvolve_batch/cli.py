@@ -143,7 +143,8 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
         if properties:                 # backend=: the element's to judge
             check_with_element(runner, env, properties, None, [])
 
-    paths = inputs.expand_inputs(args.inputs, args.input_list, args.null)
+    paths = inputs.expand_inputs(args.inputs, args.input_list, args.null,
+                                 os.path.abspath(args.output_dir))
     input_keys = files.keys(paths)
     output_dir = inputs.prepare_output_dir(args.output_dir)
     suffix = args.suffix if args.suffix is not None else spec.default_suffix

@@ -21,12 +21,15 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 def expand_inputs(arguments: list[str], list_files: list[str],
-                  null_separated: bool = False) -> list[str]:
+                  null_separated: bool = False, output_dir: str | None = None) -> list[str]:
     """Absolute paths of the files to process, without duplicates, in the
-    order given: arguments (paths or globs), then the lists' entries."""
+    order given: arguments (paths or globs), then the lists' entries. A
+    glob takes no file in `output_dir` (the outputs of an earlier run
+    where the output folder lies under the inputs' glob)."""
     candidates: list[tuple[str, str]] = []   # (path, where it came from)
+    outputs_key = key(output_dir) if output_dir else None
     for argument in arguments:
-        candidates += [(p, argument) for p in _expand_argument(argument)]
+        candidates += [(p, argument) for p in _expand_argument(argument, outputs_key)]
     for list_file in list_files:
         candidates += _read_list(list_file, b"\0" if null_separated else b"\n")
     if not candidates:
@@ -62,7 +65,7 @@ def expand_inputs(arguments: list[str], list_files: list[str],
     return paths
 
 
-def _expand_argument(argument: str) -> list[str]:
+def _expand_argument(argument: str, outputs_key: FileKey | None) -> list[str]:
     # An existing file is taken as it is, even with glob characters in its name.
     if not is_glob(argument):
         return [argument]
@@ -70,6 +73,10 @@ def _expand_argument(argument: str) -> list[str]:
     files = [m for m in matches if os.path.isfile(m)]
     if not files:
         raise UsageError(f"no file matches {shown(argument)}")
+    if outputs_key is not None:
+        files = [m for m in files if key(os.path.dirname(os.path.abspath(m))) != outputs_key]
+        if not files:
+            raise UsageError(f"no file matches {shown(argument)} outside the output folder")
     return files
 
 
@@ -197,8 +204,10 @@ def check_report(given: str, output_dir: str, outputs: list[str],
     same = inputs.get(key(path))
     if same is not None:
         raise UsageError(f"{what} is the input {shown(same)}: the report would replace it")
+    folder = key(os.path.dirname(path))
+    in_outputs = folder is not None and folder == key(output_dir)   # (globs skip those)
     for pattern in patterns:
-        if glob_matches(pattern, path):
+        if not in_outputs and glob_matches(pattern, path):
             raise UsageError(f"{what} is matched by the input glob {shown(pattern)}: the "
                              "report would be an input of the next batch; give another "
                              "--report")

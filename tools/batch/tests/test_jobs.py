@@ -311,6 +311,27 @@ class Inputs(unittest.TestCase):
         self.assertEqual(inputs.check_report(os.path.join(out, "r.json"), out, outputs, keys),
                          os.path.join(out, "r.json"))
 
+    def test_globs_take_nothing_from_the_output_folder(self):
+        # the output folder under the inputs' glob, with an earlier run's
+        # outputs and report in it
+        out = os.path.join(self.root, "out")
+        os.mkdir(out)
+        for name in ("a.webm", "report.json"):
+            open(os.path.join(out, name), "w").close()
+        found = inputs.expand_inputs([os.path.join(self.root, "**", "*")], [], output_dir=out)
+        self.assertEqual([os.path.basename(p) for p in found], ["a.webm", "b.webm", "c.mkv"])
+        self.assertTrue(all(os.path.dirname(p) == self.root for p in found))
+        # named as it is, a file there is still an input (refused as its own output)
+        self.assertEqual(inputs.expand_inputs([os.path.join(out, "a.webm")], [], output_dir=out),
+                         [os.path.join(out, "a.webm")])
+        with self.assertRaises(UsageError) as e:
+            inputs.expand_inputs([os.path.join(out, "*.webm")], [], output_dir=out)
+        self.assertIn("outside the output folder", str(e.exception))
+        # its report there is no input of the next run either
+        self.assertEqual(inputs.check_report(os.path.join(out, "report.json"), out, [], {},
+                                             [os.path.join(self.root, "**", "*")]),
+                         os.path.join(out, "report.json"))
+
     def test_report_that_is_no_report(self):
         # `--report dir/*.webm` expanded by the shell: the first file is no
         # input, and no report
