@@ -25,7 +25,9 @@
  *                     then at most every half second
  *   reply result      id, status (0 done, 1 failed, 2 the request or the
  *                     description refused), frames (edge-energy), timed-out
- *                     (0 or 1), seconds, then element and algorithm for
+ *                     (0 or 1), no-video (1: the job failed and its input
+ *                     holds streams, none of them video), seconds, then
+ *                     element and algorithm for
  *                     each gpuconvolve element (its last active-algorithm),
  *                     and log: the job's standard output and error (its
  *                     start and its end when long)
@@ -38,6 +40,8 @@
 #include "batch-pipeline.h"
 #include "edge-energy-analysis.h"
 
+#include <gst/pbutils/pbutils.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +53,8 @@
 #define LOG_HEAD (256 << 10)
 #define LOG_TAIL (64 << 10)
 #define PROGRESS_INTERVAL (G_USEC_PER_SEC / 2)
+/* how long a failed job's input may take to show its streams */
+#define DISCOVER_SECONDS 10
 /* GStreamer's CUDA context (GST_CUDA_CONTEXT_TYPE), kept between jobs */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
@@ -488,6 +494,32 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
       BATCH_REFUSED : BATCH_FAILED;
 }
 
+/* TRUE where `input` is media that holds streams, none of them video: an
+ * audio-only file, whose job fails with a demuxer's "Internal data stream
+ * error" (its audio linked nowhere). Asked only once a job failed. */
+static gboolean
+has_no_video (const gchar * input)
+{
+  GstDiscoverer *discoverer = gst_discoverer_new (DISCOVER_SECONDS *
+      GST_SECOND, NULL);
+  gchar *uri = gst_filename_to_uri (input, NULL);
+  GstDiscovererInfo *info = discoverer && uri ?
+      gst_discoverer_discover_uri (discoverer, uri, NULL) : NULL;
+  gboolean no_video = FALSE;
+
+  if (info && gst_discoverer_info_get_result (info) == GST_DISCOVERER_OK) {
+    GList *all = gst_discoverer_info_get_stream_list (info);
+    GList *video = gst_discoverer_info_get_video_streams (info);
+    no_video = all && !video;
+    gst_discoverer_stream_info_list_free (all);
+    gst_discoverer_stream_info_list_free (video);
+  }
+  g_clear_object (&info);
+  g_clear_object (&discoverer);
+  g_free (uri);
+  return no_video;
+}
+
 static void
 run_request (Serve * s, GPtrArray * req)
 {
@@ -496,7 +528,7 @@ run_request (Serve * s, GPtrArray * req)
   gchar *timeout = value_of (req, "timeout", 0), *end = NULL;
   gint64 start = g_get_monotonic_time (), deadline = 0;
   GPtrArray *algorithms = NULL, *r;
-  gboolean timed_out = FALSE, edge_energy = g_strcmp0 (kind, "edge-energy")
+  gboolean timed_out = FALSE, no_video = FALSE, edge_energy = g_strcmp0 (kind, "edge-energy")
       == 0;
   BatchStatus status = BATCH_REFUSED;
   guint frames = 0;
@@ -528,6 +560,7 @@ run_request (Serve * s, GPtrArray * req)
           &algorithms);
     else
       g_printerr (BATCH_PROGRAM ": error: the request: no job %s\n", kind);
+    no_video = status == BATCH_FAILED && !timed_out && has_no_video (input);
   }
 
   r = reply_new ("result");
@@ -541,6 +574,7 @@ run_request (Serve * s, GPtrArray * req)
     g_free (text);
   }
   reply_add (r, "timed-out", timed_out ? "1" : "0");
+  reply_add (r, "no-video", no_video ? "1" : "0");
   text = g_strdup_printf ("%.3f", (g_get_monotonic_time () - start) / 1e6);
   reply_add (r, "seconds", text);
   g_free (text);

@@ -394,6 +394,15 @@ else
   echo "  (no tmpfs mount here: the worker's own check only)"
 fi
 
+echo "== an input without video"
+timeout 60 gst-launch-1.0 -q audiotestsrc num-buffers=20 ! audioconvert ! vorbisenc ! webmmux \
+  ! filesink location="$work/audio.webm" </dev/null
+run_batch "$work/batch-audio.log" --address "$address" -o "$work/out-audio" --retries 0 \
+  "$work/audio.webm"
+check "exit status 1" [ $? -eq 1 ]
+check "the file fails saying it has no video stream" json_check "$work/out-audio/report.json" \
+  "f['audio.webm']['error'] == 'edge-energy failed: no video stream in $work/audio.webm'"
+
 echo "== a --pipeline job with --property"
 run_batch "$work/batch3.log" --address "$address" -o "$work/video" --property filter=gaussian \
   --property size=5 --property sigma=2 --property planes=all "$clips/ball.webm" --pipeline "$blur"

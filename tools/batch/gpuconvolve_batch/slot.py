@@ -165,7 +165,9 @@ class Slot:
             raise JobFailed(f"{job.program} ran past --timeout {job.timeout:g} s "
                             "(stopped; its worker goes on)")
         if result.status != 0:
-            raise JobFailed(_failure(job.program, result.log))
+            raise JobFailed(_failure(job.program, result.log,
+                                     f"no video stream in {shown(job.input)}"
+                                     if result.no_video else None))
         return result
 
     def _publish(self, job: Job, temp: str, fd: int) -> None:
@@ -214,9 +216,11 @@ def _kill_self_later(seconds: float) -> None:
     timer.start()
 
 
-def _failure(program: str, lines: list[str]) -> str:
-    """One line, the job's own error line, then the end of its output."""
-    reason = next((l for l in lines if serve.ERROR_LINE.search(l)), None)
+def _failure(program: str, lines: list[str], reason: str | None = None) -> str:
+    """One line, the reason (by default the job's own error line), then
+    the end of its output."""
+    if reason is None:
+        reason = next((l for l in lines if serve.ERROR_LINE.search(l)), None)
     if reason is None:
         reason = next((l for l in reversed(lines) if l.strip()), "no output")
     tail = "\n".join(lines[-serve.LOG_LINES:])

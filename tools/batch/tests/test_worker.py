@@ -36,6 +36,12 @@ class Worker(unittest.TestCase):
         # 300 frames: a CSV of about 11 KB
         make_clip(cls.video, "videotestsrc", "num-buffers=300", "!",
                   "video/x-raw,width=32,height=24,framerate=30/1", "!", "vp8enc", "!", "webmmux")
+        cls.audio = os.path.join(cls.root, "audio.webm")
+        make_clip(cls.audio, "audiotestsrc", "num-buffers=20", "!", "audioconvert", "!",
+                  "vorbisenc", "!", "webmmux")
+        cls.garbage = os.path.join(cls.root, "garbage.webm")
+        with open(cls.garbage, "wb") as f:
+            f.write(bytes(range(256)) * 40)
 
     @classmethod
     def tearDownClass(cls):
@@ -91,6 +97,18 @@ class Worker(unittest.TestCase):
         self.assertEqual((result.status, result.frames), (0, 300), result.log)
         with open(part) as f:
             self.assertEqual(len(f.readlines()), 301)
+
+    def test_no_video_stream(self):
+        copy = ["filesrc", "location={input}", "!", "decodebin", "!", "videoconvert", "!",
+                "filesink", "location={output}"]
+        for n, (kind, extra, given, no_video) in enumerate([
+                ("edge-energy", [("backend", "cpu")], self.audio, True),
+                ("pipeline", [("word", w) for w in copy], self.audio, True),
+                ("edge-energy", [("backend", "cpu")], self.garbage, False)]):
+            result = self.job(("job", kind), ("id", str(n)), ("input", given),
+                              ("output", self.part(f"{n}.out")), ("timeout", 0), *extra)
+            self.assertEqual((result.status, result.no_video), (1, no_video),
+                             (kind, given, result.log))
 
 
 if __name__ == "__main__":
