@@ -12,7 +12,9 @@
  * order). A path is a value as it is, never put into text.
  *
  * Requests, on standard input (the end of it ends the worker):
- *   job pipeline      id, input, output, timeout, then word for each word
+ *   job pipeline      id, input, output, timeout, optionally preroll
+ *                     (seconds it has to preroll, default 30, as the
+ *                     edge-energy analysis has), then word for each word
  *                     of the description ({input} and {output} in them)
  *   job edge-energy   id, input, output, timeout, and optionally backend,
  *                     path, reduce and threshold (edge-energy's options)
@@ -323,8 +325,18 @@ run_pipeline (Serve * s, GPtrArray * req, const gchar * input,
   BatchPlay how = { 0 };
   BatchTemplate t;
   BatchStatus status;
-  gchar *word;
+  gchar *word, *preroll = value_of (req, "preroll", 0), *end = NULL;
 
+  if (preroll) {
+    how.preroll = g_ascii_strtod (preroll, &end);
+    if (end == preroll || *end || !(how.preroll > 0)) {
+      g_printerr (BATCH_PROGRAM ": error: the request: preroll %s\n", preroll);
+      g_free (preroll);
+      g_ptr_array_unref (words);
+      return BATCH_REFUSED;
+    }
+    g_free (preroll);
+  }
   while ((word = value_of (req, "word", words->len)))
     g_ptr_array_add (words, word);
   if (!words->len) {

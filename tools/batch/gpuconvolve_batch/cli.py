@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the outputs' suffix (default .csv for edge-energy, the input's own "
                           "for --pipeline)")
     job.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="how long one attempt may run before it counts as failed")
+                     help="how long one attempt may run before it counts as failed, for "
+                          "either job (each also fails where it has not prerolled within "
+                          "30 s)")
 
     cluster = p.add_argument_group("Ray")
     cluster.add_argument("--address", metavar="HOST:PORT",

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -62,15 +63,21 @@ class Worker(unittest.TestCase):
         self.proc.wait(timeout=30)
         self.proc.stdout.close()
 
-    def job(self, *items):
-        """Sends a job; its result (progress replies skipped)."""
+    def job(self, *items, limit=60.0):
+        """Sends a job; its result (progress replies skipped). The worker
+        is killed where it has not answered within `limit` seconds."""
         self.proc.stdin.write(serve.encode(items))
         self.proc.stdin.flush()
-        while True:
-            message = serve.read_message(self.proc.stdout)
-            self.assertIsNotNone(message, "the worker ended")
-            if serve.value(message, "reply") == "result":
-                return serve._result(message)
+        timer = threading.Timer(limit, self.proc.kill)
+        timer.start()
+        try:
+            while True:
+                message = serve.read_message(self.proc.stdout)
+                self.assertIsNotNone(message, f"no answer within {limit:g} s")
+                if serve.value(message, "reply") == "result":
+                    return serve._result(message)
+        finally:
+            timer.cancel()
 
     def part(self, name):
         path = os.path.join(self.root, f".{name}.0123abcd.part")
@@ -109,6 +116,29 @@ class Worker(unittest.TestCase):
                               ("output", self.part(f"{n}.out")), ("timeout", 0), *extra)
             self.assertEqual((result.status, result.no_video), (1, no_video),
                              (kind, given, result.log))
+
+    def test_a_pipeline_that_never_prerolls(self):
+        # the file is copied, but appsrc never feeds its fakesink: no
+        # preroll, no end of stream, and no --timeout (timeout 0)
+        words = ["filesrc", "location={input}", "!", "filesink", "location={output}",
+                 "appsrc", "!", "fakesink"]
+        started = time.monotonic()
+        result = self.job(("job", "pipeline"), ("id", "1"), ("input", self.video),
+                          ("output", self.part("never.webm")), ("timeout", 0), ("preroll", 1),
+                          *[("word", w) for w in words], limit=20)
+        self.assertEqual((result.status, result.timed_out), (1, False), result.log)
+        self.assertIn("gpuconvolve-batch-run: error: the pipeline did not preroll within 1 s "
+                      "(no buffer reached a sink): the file may be damaged or the description "
+                      "never feeds one of its sinks", result.log)
+        self.assertLess(time.monotonic() - started, 10)
+        # a pipeline that prerolls runs past the preroll limit to its end
+        slow = ["filesrc", "location={input}", "!", "filesink", "location={output}",
+                "videotestsrc", "num-buffers=40", "!", "fakesink", "sync=true"]
+        result = self.job(("job", "pipeline"), ("id", "2"), ("input", self.video),
+                          ("output", self.part("slow.webm")), ("timeout", 0), ("preroll", 1),
+                          *[("word", w) for w in slow], limit=20)
+        self.assertEqual(result.status, 0, result.log)
+        self.assertGreater(result.seconds, 1.2)
 
 
 if __name__ == "__main__":
