@@ -618,6 +618,22 @@ check "the report says embedded" json_check "$work/local/report.json" \
   'r["ray"]["address"] == "embedded" and r["totals"]["done"] == 1'
 check "no worker left" no_worker_left
 
+echo "== SIGTERM to the batch's process group (the embedded Ray instance)"
+# as a scheduler sends it: to every process of the group, which Ray's own
+# processes are not in
+start_batch "$work/batch15.log" -o "$work/out-group" "$clips/ball.webm" "$clips/smpte.webm" \
+  --pipeline "$copy videotestsrc num-buffers=150 ! fakesink sync=true"
+until_true has_part "$work/out-group"
+kill -TERM -- "-$bg"
+wait_batch "$work/batch15.log"
+check "exit status 143" [ $? -eq 143 ]
+# each file done exactly where its output exists, the others cancelled
+check "the report says the truth for every file" json_check "$work/out-group/report.json" \
+  'r["totals"]["cancelled"] >= 1 and all(x["status"] in ("done", "cancelled") and (x["status"] == "done") == os.path.exists(x["output"]) for x in r["files"])'
+check "no temporary file left" no_part "$work/out-group"
+check "no Ray process left" nothing_left "$bg"
+! grep -q Traceback "$work/batch15.log" || fail "a traceback"
+
 echo "== Ctrl-C while Ray starts"
 start_batch "$work/batch10.log" -o "$work/out-int" "$clips/ball.webm" "$clips/snow.webm"
 # as a terminal's Ctrl-C: SIGINT to the whole process group, once Ray's

@@ -194,6 +194,30 @@ class Totals(unittest.TestCase):
                           total["worker_startup_seconds"]), (2, 3, 3.5))
 
 
+class Cancelled(unittest.TestCase):
+    def test_an_output_published_as_its_slot_stopped_is_done(self):
+        with tempfile.TemporaryDirectory() as root:
+            paths = [os.path.join(root, f"{n}.csv") for n in "abcd"]
+            records = [report.new_record(f"/in/{n}", p) for n, p in zip("abcd", paths)]
+            with open(paths[1], "w") as f:         # b: there before, untouched
+                f.write("old\n")
+            before = {i: files.key(p) for i, p in enumerate(paths)}
+            for path in (paths[0], paths[2]):       # a, c: published during the batch
+                with open(path + ".part", "w") as f:
+                    f.write("frame,pts,energy,fraction\n1,0,0,0\n2,0,0,0\n")
+                os.replace(path + ".part", path)
+            for r in records:
+                r["status"] = "cancelled"
+            records[2]["status"] = "failed"
+            report.settle_cancelled(records, before, counts_frames=True)
+            self.assertEqual([(r["status"], r["frames"]) for r in records],
+                             [("done", 2), ("cancelled", None), ("failed", None),
+                              ("cancelled", None)])
+            out = io.StringIO()
+            report.print_summary(records, report.totals(records, 1.0, True, []), None, out)
+            self.assertIn("done      a  2 frames\n", out.getvalue())
+
+
 class Inputs(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
