@@ -18,10 +18,15 @@
 #     nothing else is written;
 #   - outputs and the report never replace an input, whatever links lie
 #     between them, also when the link is made during the batch;
-#   - SIGTERM during a batch, SIGINT while Ray starts, SIGKILL of the driver:
-#     exit status, report, no process (worker) and no temporary file left
-#     behind;
+#   - SIGTERM during a batch, SIGTERM to the embedded batch's process
+#     group, SIGINT while Ray starts, SIGKILL of the driver: exit status, a
+#     true report, no process (worker) and no temporary file left behind;
+#   - a full output folder (a tmpfs, where mounting works), an input
+#     without video, the report's path (a glob expanded or matched), the
+#     output folder under the inputs' glob with --resume;
 #   - the embedded Ray instance (no --address) on one clip.
+# tests/test_worker.py speaks to the built worker directly: write errors,
+# inputs without video, a pipeline that never prerolls.
 # Installs Ray through install.sh first; where that cannot be done (no
 # network), prints SKIP and exits 77. Ends with "batch: N passed, N failed".
 #
