@@ -412,10 +412,13 @@ print_message (GstMessage * msg, const gchar * what)
   g_free (debug);
 }
 
-/* How long the bus may be waited on before `deadline` (0: none). */
+/* How long the bus may be waited on before the first of two deadlines
+ * (0: none). */
 static GstClockTime
-bus_wait (gint64 deadline)
+bus_wait (gint64 deadline, gint64 other)
 {
+  if (!deadline || (other && other < deadline))
+    deadline = other;
   if (!deadline)
     return GST_CLOCK_TIME_NONE;
   return (GstClockTime) MAX (deadline - g_get_monotonic_time (), 0)
@@ -423,13 +426,18 @@ bus_wait (gint64 deadline)
 }
 
 /* Plays `pipeline` to the end of the stream; FALSE after an error (which
- * is printed) or at the deadline. */
+ * is printed), at the deadline, or where it has not prerolled in time (a
+ * description that never gets a buffer to its sinks would hold its slot
+ * for ever). */
 static gboolean
 play (GstElement * pipeline, BatchPlay * how, Algorithms * seen)
 {
   GstBus *bus = gst_element_get_bus (pipeline);
   GPtrArray *elements = all_elements (pipeline);
   gboolean ok = TRUE, done = FALSE;
+  gdouble preroll = how->preroll > 0 ? how->preroll : BATCH_PREROLL_SECONDS;
+  gint64 prerolled_by;
+  GstStateChangeReturn ret;
 
   for (guint i = 0; i < elements->len; i++) {
     GstElement *e = g_ptr_array_index (elements, i);
@@ -441,8 +449,11 @@ play (GstElement * pipeline, BatchPlay * how, Algorithms * seen)
 
   /* (a state change that blocks, as filesrc opening a FIFO does, is past
    * any deadline here: gpuconvolve-batch then ends the process) */
-  if (gst_element_set_state (pipeline, GST_STATE_PLAYING)
-      == GST_STATE_CHANGE_FAILURE) {
+  ret = gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  /* (live sources do not preroll) */
+  prerolled_by = ret == GST_STATE_CHANGE_ASYNC ? g_get_monotonic_time ()
+      + (gint64) (preroll * G_USEC_PER_SEC) : 0;
+  if (ret == GST_STATE_CHANGE_FAILURE) {
     /* the element that failed posted why */
     GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
     if (msg) {
@@ -457,18 +468,28 @@ play (GstElement * pipeline, BatchPlay * how, Algorithms * seen)
   }
   while (!done) {
     GstMessage *msg = gst_bus_timed_pop_filtered (bus, bus_wait
-        (how->deadline), GST_MESSAGE_ERROR | GST_MESSAGE_WARNING
-        | GST_MESSAGE_EOS);
+        (how->deadline, prerolled_by), GST_MESSAGE_ERROR | GST_MESSAGE_WARNING
+        | GST_MESSAGE_EOS | GST_MESSAGE_ASYNC_DONE);
     if (!msg) {
-      if (how->deadline && g_get_monotonic_time () >= how->deadline) {
+      gint64 now = g_get_monotonic_time ();
+      if (how->deadline && now >= how->deadline) {
         g_printerr (BATCH_PROGRAM ": error: stopped at the time limit\n");
         how->timed_out = TRUE;
+        ok = FALSE;
+        done = TRUE;
+      } else if (prerolled_by && now >= prerolled_by) {
+        g_printerr (BATCH_PROGRAM ": error: the pipeline did not preroll "
+            "within %g s (no buffer reached a sink): the file may be damaged "
+            "or the description never feeds one of its sinks\n", preroll);
         ok = FALSE;
         done = TRUE;
       }
       continue;
     }
     switch (GST_MESSAGE_TYPE (msg)) {
+      case GST_MESSAGE_ASYNC_DONE:
+        prerolled_by = 0;
+        break;
       case GST_MESSAGE_ERROR:
         print_message (msg, "error");
         ok = FALSE;

@@ -8,6 +8,8 @@
 G_BEGIN_DECLS
 
 #define BATCH_PROGRAM "gpuconvolve-batch-run"
+/* seconds a pipeline has to preroll, as the edge-energy analysis has */
+#define BATCH_PREROLL_SECONDS 30
 
 typedef enum
 {
@@ -41,6 +43,9 @@ typedef struct
 {
   /* g_get_monotonic_time() past which it stops and fails; 0: none */
   gint64 deadline;
+  /* seconds it has to preroll (its sinks' first buffers) before it
+   * fails; 0: BATCH_PREROLL_SECONDS */
+  gdouble preroll;
   /* with the pipeline once it is made (done FALSE) and before it is let
    * go (done TRUE); NULL: none */
   void (*on_pipeline) (GstElement * pipeline, gboolean done, gpointer data);

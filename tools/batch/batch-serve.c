@@ -12,7 +12,9 @@
  * order). A path is a value as it is, never put into text.
  *
  * Requests, on standard input (the end of it ends the worker):
- *   job pipeline      id, input, output, timeout, then word for each word
+ *   job pipeline      id, input, output, timeout, optionally preroll
+ *                     (seconds it has to preroll, default 30, as the
+ *                     edge-energy analysis has), then word for each word
  *                     of the description ({input} and {output} in them)
  *   job edge-energy   id, input, output, timeout, and optionally backend,
  *                     path, reduce and threshold (edge-energy's options)
@@ -25,7 +27,9 @@
  *                     then at most every half second
  *   reply result      id, status (0 done, 1 failed, 2 the request or the
  *                     description refused), frames (edge-energy), timed-out
- *                     (0 or 1), seconds, then element and algorithm for
+ *                     (0 or 1), no-video (1: the job failed and its input
+ *                     holds streams, none of them video), seconds, then
+ *                     element and algorithm for
  *                     each gpuconvolve element (its last active-algorithm),
  *                     and log: the job's standard output and error (its
  *                     start and its end when long)
@@ -38,6 +42,8 @@
 #include "batch-pipeline.h"
 #include "edge-energy-analysis.h"
 
+#include <gst/pbutils/pbutils.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +55,8 @@
 #define LOG_HEAD (256 << 10)
 #define LOG_TAIL (64 << 10)
 #define PROGRESS_INTERVAL (G_USEC_PER_SEC / 2)
+/* how long a failed job's input may take to show its streams */
+#define DISCOVER_SECONDS 10
 /* GStreamer's CUDA context (GST_CUDA_CONTEXT_TYPE), kept between jobs */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
@@ -317,8 +325,18 @@ run_pipeline (Serve * s, GPtrArray * req, const gchar * input,
   BatchPlay how = { 0 };
   BatchTemplate t;
   BatchStatus status;
-  gchar *word;
+  gchar *word, *preroll = value_of (req, "preroll", 0), *end = NULL;
 
+  if (preroll) {
+    how.preroll = g_ascii_strtod (preroll, &end);
+    if (end == preroll || *end || !(how.preroll > 0)) {
+      g_printerr (BATCH_PROGRAM ": error: the request: preroll %s\n", preroll);
+      g_free (preroll);
+      g_ptr_array_unref (words);
+      return BATCH_REFUSED;
+    }
+    g_free (preroll);
+  }
   while ((word = value_of (req, "word", words->len)))
     g_ptr_array_add (words, word);
   if (!words->len) {
@@ -373,6 +391,77 @@ edge_energy_options (GPtrArray * req, EdgeEnergyOptions * o, gchar ** backend)
   return ok;
 }
 
+/* The temporary output, written through stdio with the first write error
+ * kept: where a disk fills in the middle of the stream, stdio notes the
+ * failure (ferror), drops the buffer and takes the next rows again, and
+ * fclose() of an emptied buffer reports nothing. The output must fail
+ * with the OS's reason, not be published short. */
+typedef struct
+{
+  int fd;
+  int error;                    /* errno of the first failed write, or 0 */
+} Output;
+
+static ssize_t
+output_write (void *cookie, const char *buf, size_t n)
+{
+  Output *o = cookie;
+  size_t done = 0;
+
+  while (done < n) {
+    ssize_t w = write (o->fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0) {
+      if (!o->error)
+        o->error = errno;
+      return done ? (ssize_t) done : -1;
+    }
+    done += w;
+  }
+  return done;
+}
+
+/* Opens the temporary output (which the batch made); NULL with errno. */
+static FILE *
+output_open (const gchar * path, Output * o)
+{
+  cookie_io_functions_t io = { .write = output_write };
+  FILE *out;
+
+  o->error = 0;
+  o->fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+  if (o->fd < 0)
+    return NULL;
+  out = fopencookie (o, "w", io);
+  if (!out) {
+    int err = errno;
+    close (o->fd);
+    errno = err;
+  }
+  return out;
+}
+
+/* Flushes, syncs (fsync() reports data the kernel could not write back)
+ * and closes; FALSE, printed with the OS's reason, where a write failed. */
+static gboolean
+output_close (FILE * out, Output * o)
+{
+  int err;
+
+  fflush (out);
+  fclose (out);
+  err = o->error;
+  if (!err && fsync (o->fd) != 0)
+    err = errno;
+  if (close (o->fd) != 0 && !err && errno != EINTR)
+    err = errno;
+  if (err)
+    g_printerr (BATCH_PROGRAM ": error: cannot write the temporary output: "
+        "%s\n", g_strerror (err));
+  return err == 0;
+}
+
 /* The analysis, its CSV into the output (the temporary file the batch
  * made for it, which must exist). */
 static BatchStatus
@@ -384,8 +473,8 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   EdgeEnergyResult result;
   EdgeEnergyStatus status;
   gchar *backend = NULL;
+  Output sink;
   FILE *out;
-  int fd;
 
   edge_energy_options_init (&o);
   if (!edge_energy_options (req, &o, &backend)) {
@@ -398,22 +487,16 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   o.on_frame = on_frame;
   o.on_pipeline = on_pipeline;
   o.data = s;
-  fd = open (output, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-  out = fd >= 0 ? fdopen (fd, "w") : NULL;
+  out = output_open (output, &sink);
   if (!out) {
     g_printerr (BATCH_PROGRAM ": error: cannot open the temporary output: "
         "%s\n", g_strerror (errno));
-    if (fd >= 0)
-      close (fd);
     g_free (backend);
     return BATCH_FAILED;
   }
   status = edge_energy_run (&o, out, &result);
-  if (fclose (out) != 0 && status == EDGE_ENERGY_OK) {
-    g_printerr (BATCH_PROGRAM ": error: cannot write the temporary output: "
-        "%s\n", g_strerror (errno));
+  if (!output_close (out, &sink) && status == EDGE_ENERGY_OK)
     status = EDGE_ENERGY_FAILED;
-  }
   *timed_out = result.timed_out;
   *frames = result.frames;
   *algorithms = g_steal_pointer (&result.algorithms);
@@ -421,6 +504,32 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   g_free (backend);
   return status == EDGE_ENERGY_OK ? BATCH_OK : status == EDGE_ENERGY_USAGE ?
       BATCH_REFUSED : BATCH_FAILED;
+}
+
+/* TRUE where `input` is media that holds streams, none of them video: an
+ * audio-only file, whose job fails with a demuxer's "Internal data stream
+ * error" (its audio linked nowhere). Asked only once a job failed. */
+static gboolean
+has_no_video (const gchar * input)
+{
+  GstDiscoverer *discoverer = gst_discoverer_new (DISCOVER_SECONDS *
+      GST_SECOND, NULL);
+  gchar *uri = gst_filename_to_uri (input, NULL);
+  GstDiscovererInfo *info = discoverer && uri ?
+      gst_discoverer_discover_uri (discoverer, uri, NULL) : NULL;
+  gboolean no_video = FALSE;
+
+  if (info && gst_discoverer_info_get_result (info) == GST_DISCOVERER_OK) {
+    GList *all = gst_discoverer_info_get_stream_list (info);
+    GList *video = gst_discoverer_info_get_video_streams (info);
+    no_video = all && !video;
+    gst_discoverer_stream_info_list_free (all);
+    gst_discoverer_stream_info_list_free (video);
+  }
+  g_clear_object (&info);
+  g_clear_object (&discoverer);
+  g_free (uri);
+  return no_video;
 }
 
 static void
@@ -431,7 +540,7 @@ run_request (Serve * s, GPtrArray * req)
   gchar *timeout = value_of (req, "timeout", 0), *end = NULL;
   gint64 start = g_get_monotonic_time (), deadline = 0;
   GPtrArray *algorithms = NULL, *r;
-  gboolean timed_out = FALSE, edge_energy = g_strcmp0 (kind, "edge-energy")
+  gboolean timed_out = FALSE, no_video = FALSE, edge_energy = g_strcmp0 (kind, "edge-energy")
       == 0;
   BatchStatus status = BATCH_REFUSED;
   guint frames = 0;
@@ -463,6 +572,7 @@ run_request (Serve * s, GPtrArray * req)
           &algorithms);
     else
       g_printerr (BATCH_PROGRAM ": error: the request: no job %s\n", kind);
+    no_video = status == BATCH_FAILED && !timed_out && has_no_video (input);
   }
 
   r = reply_new ("result");
@@ -476,6 +586,7 @@ run_request (Serve * s, GPtrArray * req)
     g_free (text);
   }
   reply_add (r, "timed-out", timed_out ? "1" : "0");
+  reply_add (r, "no-video", no_video ? "1" : "0");
   text = g_strdup_printf ("%.3f", (g_get_monotonic_time () - start) / 1e6);
   reply_add (r, "seconds", text);
   g_free (text);

@@ -18,10 +18,15 @@
 #     nothing else is written;
 #   - outputs and the report never replace an input, whatever links lie
 #     between them, also when the link is made during the batch;
-#   - SIGTERM during a batch, SIGINT while Ray starts, SIGKILL of the driver:
-#     exit status, report, no process (worker) and no temporary file left
-#     behind;
+#   - SIGTERM during a batch, SIGTERM to the embedded batch's process
+#     group, SIGINT while Ray starts, SIGKILL of the driver: exit status, a
+#     true report, no process (worker) and no temporary file left behind;
+#   - a full output folder (a tmpfs, where mounting works), an input
+#     without video, the report's path (a glob expanded or matched), the
+#     output folder under the inputs' glob with --resume;
 #   - the embedded Ray instance (no --address) on one clip.
+# tests/test_worker.py speaks to the built worker directly: write errors,
+# inputs without video, a pipeline that never prerolls.
 # Installs Ray through install.sh first; where that cannot be done (no
 # network), prints SKIP and exits 77. Ends with "batch: N passed, N failed".
 #
@@ -279,6 +284,26 @@ check "a --report that is an input is refused" \
   usage_error "is the input $work/precious.webm: the report would replace it" \
   -o "$work/u" "$work/a-file" "$work/precious.webm" --report "$work/precious.webm"
 check "... and the input is unchanged" grep -qx precious "$work/precious.webm"
+mkdir "$work/vids"
+echo a >"$work/vids/a.webm" && echo b >"$work/vids/b.webm"
+# (unquoted: the shell makes it --report vids/a.webm vids/b.webm)
+check "--report dir/*.webm expanded by the shell is refused, naming the file" \
+  usage_error "--report $work/vids/a.webm exists and is not a report of gpuconvolve-batch" \
+  -o "$work/u" --report "$work"/vids/*.webm
+check "... and the file is unchanged" grep -qx a "$work/vids/a.webm"
+check "a --report that an input glob matches is refused" \
+  usage_error "--report $work/vids/*.webm is matched by the input glob $work/vids/*.webm" \
+  -o "$work/u" --report "$work/vids/*.webm" "$work/vids/*.webm"
+# An earlier run's output under the inputs' glob: --resume skips it, and
+# takes it for no input (no Ray runs: every output exists).
+mkdir -p "$work/under/out"
+echo clip >"$work/under/clip.webm" && cp "$work/under/clip.webm" "$work/under/out/clip.webm"
+timeout 60 "$batch" -o "$work/under/out" --resume "$work/under/**/*.webm" --pipeline "$copy" \
+  >"$work/under.log" 2>&1 </dev/null
+check "--resume with the output folder under the input glob: exit status 0" [ $? -eq 0 ]
+sed 's/^/  | /' "$work/under.log"
+check "... the output skipped, and taken for no input" json_check "$work/under/out/report.json" \
+  "[(x['input'], x['status']) for x in r['files']] == [('$work/under/clip.webm', 'skipped')]"
 
 echo "== clips"
 clips=$work/clips
@@ -354,6 +379,34 @@ check "only the missing output was made again" json_check "$out/report.json" \
 check "the complete outputs were not touched" \
   test -z "$(find "$out" -name '*.csv' -newermt '2002-01-01' ! -name smpte.csv)"
 check "the new CSV equals edge-energy's" same_csv "$out" "$clips/smpte.webm"
+
+echo "== a full output folder"
+# A CSV of about 11 KB into a tmpfs of 8 KB: a write fails part of the
+# way. (The worker's own check, without a mount: tests/test_worker.py.)
+timeout 60 gst-launch-1.0 -q videotestsrc num-buffers=300 ! video/x-raw,width=32,height=24 \
+  ! vp8enc ! webmmux ! filesink location="$work/long.webm" </dev/null
+mkdir "$work/full"
+if mount -t tmpfs -o size=8k tmpfs "$work/full" 2>/dev/null; then
+  run_batch "$work/batch-full.log" --address "$address" -o "$work/full" --retries 0 \
+    --report "$work/full.json" "$work/long.webm"
+  check "exit status 1" [ $? -eq 1 ]
+  check "the file failed with the OS's reason" json_check "$work/full.json" \
+    'f["long.webm"]["status"] == "failed" and "cannot write the temporary output: No space left on device" in f["long.webm"]["error"]'
+  check "... no output and no temporary file" \
+    test -z "$(find "$work/full" -name 'long.csv' -o -name '*.part')"
+  umount "$work/full"
+else
+  echo "  (no tmpfs mount here: the worker's own check only)"
+fi
+
+echo "== an input without video"
+timeout 60 gst-launch-1.0 -q audiotestsrc num-buffers=20 ! audioconvert ! vorbisenc ! webmmux \
+  ! filesink location="$work/audio.webm" </dev/null
+run_batch "$work/batch-audio.log" --address "$address" -o "$work/out-audio" --retries 0 \
+  "$work/audio.webm"
+check "exit status 1" [ $? -eq 1 ]
+check "the file fails saying it has no video stream" json_check "$work/out-audio/report.json" \
+  "f['audio.webm']['error'] == 'edge-energy failed: no video stream in $work/audio.webm'"
 
 echo "== a --pipeline job with --property"
 run_batch "$work/batch3.log" --address "$address" -o "$work/video" --property filter=gaussian \
@@ -569,6 +622,22 @@ check "the CSV equals edge-energy's" same_csv "$work/local" "$clips/circular.web
 check "the report says embedded" json_check "$work/local/report.json" \
   'r["ray"]["address"] == "embedded" and r["totals"]["done"] == 1'
 check "no worker left" no_worker_left
+
+echo "== SIGTERM to the batch's process group (the embedded Ray instance)"
+# as a scheduler sends it: to every process of the group, which Ray's own
+# processes are not in
+start_batch "$work/batch15.log" -o "$work/out-group" "$clips/ball.webm" "$clips/smpte.webm" \
+  --pipeline "$copy videotestsrc num-buffers=150 ! fakesink sync=true"
+until_true has_part "$work/out-group"
+kill -TERM -- "-$bg"
+wait_batch "$work/batch15.log"
+check "exit status 143" [ $? -eq 143 ]
+# each file done exactly where its output exists, the others cancelled
+check "the report says the truth for every file" json_check "$work/out-group/report.json" \
+  'r["totals"]["cancelled"] >= 1 and all(x["status"] in ("done", "cancelled") and (x["status"] == "done") == os.path.exists(x["output"]) for x in r["files"])'
+check "no temporary file left" no_part "$work/out-group"
+check "no Ray process left" nothing_left "$bg"
+! grep -q Traceback "$work/batch15.log" || fail "a traceback"
 
 echo "== Ctrl-C while Ray starts"
 start_batch "$work/batch10.log" -o "$work/out-int" "$clips/ball.webm" "$clips/snow.webm"

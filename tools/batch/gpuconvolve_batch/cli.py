@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the outputs' suffix (default .csv for edge-energy, the input's own "
                           "for --pipeline)")
     job.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="how long one attempt may run before it counts as failed")
+                     help="how long one attempt may run before it counts as failed, for "
+                          "either job (each also fails where it has not prerolled within "
+                          "30 s)")
 
     cluster = p.add_argument_group("Ray")
     cluster.add_argument("--address", metavar="HOST:PORT",
@@ -143,7 +145,8 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
         if properties:                 # backend=: the element's to judge
             check_with_element(runner, env, properties, None, [])
 
-    paths = inputs.expand_inputs(args.inputs, args.input_list, args.null)
+    paths = inputs.expand_inputs(args.inputs, args.input_list, args.null,
+                                 os.path.abspath(args.output_dir))
     input_keys = files.keys(paths)
     output_dir = inputs.prepare_output_dir(args.output_dir)
     suffix = args.suffix if args.suffix is not None else spec.default_suffix
@@ -152,7 +155,8 @@ def make_plan(args: argparse.Namespace, argv: list[str]):
     inputs.check_unique_outputs(pairs)
     inputs.check_outputs(pairs, input_keys)
     report_path = inputs.check_report(args.report or os.path.join(output_dir, "report.json"),
-                                      output_dir, outputs, input_keys)
+                                      output_dir, outputs, input_keys,
+                                      [a for a in args.inputs if inputs.is_glob(a)])
 
     return Plan(spec=spec, inputs=paths, outputs=outputs, output_dir=output_dir,
                 report_path=report_path, command=["gpuconvolve-batch"] + argv, runner=runner,

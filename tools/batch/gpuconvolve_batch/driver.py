@@ -66,6 +66,8 @@ def run(plan: Plan, stop: StopSignals) -> int:
             record["status"] = "skipped"
         else:
             todo.append(index)
+    # what each output to make is before the batch (report.settle_cancelled)
+    before = {index: files.key(records[index]["output"]) for index in todo}
     # the temporary outputs of attempts whose worker or driver was killed
     removed = _remove_parts(plan, wait=0)
     if removed:
@@ -111,6 +113,7 @@ def run(plan: Plan, stop: StopSignals) -> int:
         for record in records:
             if record["status"] == "pending":
                 record["status"] = "cancelled"
+    report.settle_cancelled(records, before, counts_frames=plan.spec.kind == "edge-energy")
 
     total = report.totals(records, seconds, counts_frames=plan.spec.kind == "edge-energy",
                           workers=workers)
@@ -230,12 +233,29 @@ def _adapt_ray() -> None:
     """Changes to Ray's internals (the pinned version's) for the driver:
     ray.init sets SIGTERM handlers that leave at once (sys.exit), wherever
     the driver is, and a C++ one that prints a stack trace, where the
-    batch's own (signals.py) stops it cleanly; and it sends the driver's
+    batch's own (signals.py) stops it cleanly; it starts its processes in
+    the driver's process group, where a signal to the group would end them
+    under the running batch; and it sends the driver's
     command line as UTF-8, which a path that is not fails (the bytes are
     written as escapes instead)."""
     import ray._private.ray_constants as ray_constants
+    import ray._private.services as ray_services
     import ray._private.utils as ray_utils
     ray_utils.set_sigterm_handler = lambda handler: None
+    popen = ray_services.ConsolePopen
+    if not getattr(popen, "own_group", False):
+        class OwnGroup(popen):
+            """Ray's processes (the embedded instance's GCS, raylet and
+            the rest, which start the slots) in a process group of their
+            own: a signal to the batch's group (a scheduler's SIGTERM, a
+            terminal's Ctrl-C) reaches the driver only, which stops them
+            in order. They still die with it (Ray's fate sharing)."""
+            own_group = True
+
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs["process_group"] = 0
+                super().__init__(*args, **kwargs)
+        ray_services.ConsolePopen = OwnGroup
     ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     entrypoint = ray_utils.get_entrypoint_name
     if not getattr(entrypoint, "escapes", False):

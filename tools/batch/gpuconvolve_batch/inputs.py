@@ -5,8 +5,10 @@ wrong. Files are told apart by what they are (files.key), so that no link
 or mount between an output and an input hides that they are one file."""
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -19,12 +21,15 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 def expand_inputs(arguments: list[str], list_files: list[str],
-                  null_separated: bool = False) -> list[str]:
+                  null_separated: bool = False, output_dir: str | None = None) -> list[str]:
     """Absolute paths of the files to process, without duplicates, in the
-    order given: arguments (paths or globs), then the lists' entries."""
+    order given: arguments (paths or globs), then the lists' entries. A
+    glob takes no file in `output_dir` (the outputs of an earlier run
+    where the output folder lies under the inputs' glob)."""
     candidates: list[tuple[str, str]] = []   # (path, where it came from)
+    outputs_key = key(output_dir) if output_dir else None
     for argument in arguments:
-        candidates += [(p, argument) for p in _expand_argument(argument)]
+        candidates += [(p, argument) for p in _expand_argument(argument, outputs_key)]
     for list_file in list_files:
         candidates += _read_list(list_file, b"\0" if null_separated else b"\n")
     if not candidates:
@@ -60,14 +65,18 @@ def expand_inputs(arguments: list[str], list_files: list[str],
     return paths
 
 
-def _expand_argument(argument: str) -> list[str]:
+def _expand_argument(argument: str, outputs_key: FileKey | None) -> list[str]:
     # An existing file is taken as it is, even with glob characters in its name.
-    if os.path.lexists(argument) or not _GLOB_CHARS & set(argument):
+    if not is_glob(argument):
         return [argument]
     matches = sorted(glob.glob(argument, recursive=True))
     files = [m for m in matches if os.path.isfile(m)]
     if not files:
         raise UsageError(f"no file matches {shown(argument)}")
+    if outputs_key is not None:
+        files = [m for m in files if key(os.path.dirname(os.path.abspath(m))) != outputs_key]
+        if not files:
+            raise UsageError(f"no file matches {shown(argument)} outside the output folder")
     return files
 
 
@@ -149,10 +158,45 @@ def check_outputs(pairs: list[tuple[str, str]], inputs: Mapping[FileKey, str]) -
                              "is not a regular file")
 
 
+def is_glob(argument: str) -> bool:
+    """An argument read as a glob (an existing file is taken as it is)."""
+    return bool(_GLOB_CHARS & set(argument)) and not os.path.lexists(argument)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """Whether the glob `pattern` (as _expand_argument reads it: `**` any
+    folders, a wildcard never a leading dot) matches the absolute `path`,
+    whether or not that file exists."""
+    def match(parts: list[str], names: list[str]) -> bool:
+        if not parts:
+            return not names
+        if parts[0] == "**":
+            return any(match(parts[1:], names[i:]) for i in range(len(names) + 1)
+                       if not any(n.startswith(".") for n in names[:i]))
+        return bool(names) and (not names[0].startswith(".") or parts[0].startswith(".")) \
+            and fnmatch.fnmatchcase(names[0], parts[0]) and match(parts[1:], names[1:])
+    parts = os.path.abspath(pattern).split(os.sep)[1:]
+    return match(parts, path.split(os.sep)[1:])
+
+
+# How every report of gpuconvolve-batch begins (json.dump of a dict whose
+# first key is "version"): a file that does not is no report to replace.
+_REPORT_START = re.compile(rb'\A\s*\{\s*"version"\s*:')
+
+
+def _is_report(path: str) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(256)
+    return not head or _REPORT_START.match(head) is not None
+
+
 def check_report(given: str, output_dir: str, outputs: list[str],
-                 inputs: Mapping[FileKey, str]) -> str:
+                 inputs: Mapping[FileKey, str], patterns: list[str] = []) -> str:
     """The report's absolute path, where a file can be written that is
-    neither an input nor an output."""
+    neither an input nor an output, that no input glob matches (a later
+    batch would read it as an input), and that holds no file but an
+    earlier report (`--report dir/*.webm` expanded by the shell names a
+    video that is no input)."""
     path = os.path.abspath(given)
     what = f"--report {shown(given)}"
     if os.path.isdir(path):
@@ -160,8 +204,23 @@ def check_report(given: str, output_dir: str, outputs: list[str],
     same = inputs.get(key(path))
     if same is not None:
         raise UsageError(f"{what} is the input {shown(same)}: the report would replace it")
+    folder = key(os.path.dirname(path))
+    in_outputs = folder is not None and folder == key(output_dir)   # (globs skip those)
+    for pattern in patterns:
+        if not in_outputs and glob_matches(pattern, path):
+            raise UsageError(f"{what} is matched by the input glob {shown(pattern)}: the "
+                             "report would be an input of the next batch; give another "
+                             "--report")
     if os.path.exists(path) and not os.path.isfile(path):
         raise UsageError(f"{what} exists and is not a regular file")
+    try:
+        foreign = os.path.exists(path) and not _is_report(path)
+    except OSError as e:
+        raise UsageError(f"{what}: {e.strerror}") from None
+    if foreign:
+        raise UsageError(f"{what} exists and is not a report of gpuconvolve-batch: it would "
+                         "be replaced; give another --report (the shell expands a glob "
+                         "after --report into its files)")
     directory, name = os.path.split(path)
     if not os.path.isdir(directory):
         raise UsageError(f"{what}: no folder {shown(directory)}")

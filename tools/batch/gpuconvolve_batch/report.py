@@ -9,7 +9,7 @@ import sys
 import tempfile
 from typing import Any, Mapping, TextIO
 
-from .files import FileKey, shown
+from .files import FileKey, key, shown
 
 # 2: slots of warm workers: files' start and end times, the workers, Ray's
 # start-up apart, frames/s over the files' time (docs/batch.md)
@@ -22,6 +22,28 @@ def new_record(input_path: str, output: str) -> dict[str, Any]:
             "seconds": None, "started": None, "ended": None, "attempts": 0, "node": None,
             "gpus": [], "cuda_visible_devices": None, "worker": None, "algorithms": {},
             "error": None, "log": [], "failed_attempts": []}
+
+
+def settle_cancelled(records: list[dict[str, Any]], before: Mapping[int, FileKey | None],
+                     counts_frames: bool) -> None:
+    """A file marked cancelled whose output was renamed into place anyway
+    (its slot finished in the moment it was stopped) is done: an output
+    that is not the one there before the batch (`before`: index -> what
+    was there) was published whole by its attempt. Its frames are the
+    CSV's lines after the header; its times are unknown."""
+    for index, was in before.items():
+        record = records[index]
+        now = key(record["output"])
+        if record["status"] != "cancelled" or now is None or now == was:
+            continue
+        frames = None
+        if counts_frames:
+            try:
+                with open(record["output"], "rb") as f:
+                    frames = max(sum(1 for _ in f) - 1, 0)
+            except OSError:
+                pass
+        record.update(status="done", frames=frames)
 
 
 def totals(records: list[dict[str, Any]], seconds: float, counts_frames: bool,
@@ -83,6 +105,8 @@ def write_json(path: str, report: dict[str, Any], keep: Mapping[FileKey, str] = 
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
+            f.flush()                    # a write error (a full disk) raises here,
+            os.fsync(f.fileno())         # or here: the report is not published
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -112,8 +136,9 @@ def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_p
         name = name.ljust(width)
         status = r["status"].ljust(9) + " "
         if r["status"] == "done":
-            frames = "" if r["frames"] is None else f"{r['frames']} frames, "
-            print(f"{status}{name}  {frames}{r['seconds']:.1f} s, {_where(r)}"
+            parts = [f"{r['frames']} frames" if r["frames"] is not None else "",
+                     f"{r['seconds']:.1f} s" if r["seconds"] is not None else "", _where(r)]
+            print(f"{status}{name}  {', '.join(p for p in parts if p)}"
                   f"{', attempt ' + str(r['attempts']) if r['attempts'] > 1 else ''}",
                   file=stream)
         elif r["status"] == "failed":

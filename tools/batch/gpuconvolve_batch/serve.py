@@ -91,6 +91,7 @@ class Result:
     frames: int | None
     timed_out: bool
     seconds: float
+    no_video: bool = False       # failed, and the input has streams but no video
     algorithms: dict[str, str] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
 
@@ -212,6 +213,7 @@ def _result(message: Items) -> Result:
     return Result(status=int(value(message, "status", "1")),
                   frames=int(frames) if frames is not None else None,
                   timed_out=value(message, "timed-out") == "1",
+                  no_video=value(message, "no-video") == "1",
                   seconds=float(value(message, "seconds", "0")),
                   algorithms=dict(zip(elements, algorithms)),
                   log=(value(message, "log") or "").splitlines())

@@ -122,11 +122,7 @@ class Slot:
                 result = self._execute(worker, job, temp, attempt)
                 if not os.path.exists(temp):
                     raise JobFailed(f"the pipeline removed {OUTPUT}")
-                # on disk before the rename makes it the output (fsync writes
-                # the file's data whichever process wrote it)
-                os.fsync(fd)
-                self._check_not_input(job)
-                os.replace(temp, job.output)
+                self._publish(job, temp, fd)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
@@ -169,8 +165,25 @@ class Slot:
             raise JobFailed(f"{job.program} ran past --timeout {job.timeout:g} s "
                             "(stopped; its worker goes on)")
         if result.status != 0:
-            raise JobFailed(_failure(job.program, result.log))
+            raise JobFailed(_failure(job.program, result.log,
+                                     f"no video stream in {shown(job.input)}"
+                                     if result.no_video else None))
         return result
+
+    def _publish(self, job: Job, temp: str, fd: int) -> None:
+        """Renames the finished temporary output into place, once it is on
+        disk (fsync writes the file's data whichever process wrote it, and
+        reports what could not be written: a full disk fails the file)."""
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            raise JobFailed(f"cannot write {shown(job.output)}: {e.strerror}") from None
+        self._check_not_input(job)
+        try:
+            os.replace(temp, job.output)
+        except OSError as e:
+            raise JobFailed(f"cannot rename the temporary output to {shown(job.output)}: "
+                            f"{e.strerror}") from None
 
     def _check_paths(self, job: Job) -> None:
         for path in (job.input, os.path.dirname(job.output)):
@@ -203,9 +216,11 @@ def _kill_self_later(seconds: float) -> None:
     timer.start()
 
 
-def _failure(program: str, lines: list[str]) -> str:
-    """One line, the job's own error line, then the end of its output."""
-    reason = next((l for l in lines if serve.ERROR_LINE.search(l)), None)
+def _failure(program: str, lines: list[str], reason: str | None = None) -> str:
+    """One line, the reason (by default the job's own error line), then
+    the end of its output."""
+    if reason is None:
+        reason = next((l for l in lines if serve.ERROR_LINE.search(l)), None)
     if reason is None:
         reason = next((l for l in reversed(lines) if l.strip()), "no output")
     tail = "\n".join(lines[-serve.LOG_LINES:])

@@ -194,6 +194,30 @@ class Totals(unittest.TestCase):
                           total["worker_startup_seconds"]), (2, 3, 3.5))
 
 
+class Cancelled(unittest.TestCase):
+    def test_an_output_published_as_its_slot_stopped_is_done(self):
+        with tempfile.TemporaryDirectory() as root:
+            paths = [os.path.join(root, f"{n}.csv") for n in "abcd"]
+            records = [report.new_record(f"/in/{n}", p) for n, p in zip("abcd", paths)]
+            with open(paths[1], "w") as f:         # b: there before, untouched
+                f.write("old\n")
+            before = {i: files.key(p) for i, p in enumerate(paths)}
+            for path in (paths[0], paths[2]):       # a, c: published during the batch
+                with open(path + ".part", "w") as f:
+                    f.write("frame,pts,energy,fraction\n1,0,0,0\n2,0,0,0\n")
+                os.replace(path + ".part", path)
+            for r in records:
+                r["status"] = "cancelled"
+            records[2]["status"] = "failed"
+            report.settle_cancelled(records, before, counts_frames=True)
+            self.assertEqual([(r["status"], r["frames"]) for r in records],
+                             [("done", 2), ("cancelled", None), ("failed", None),
+                              ("cancelled", None)])
+            out = io.StringIO()
+            report.print_summary(records, report.totals(records, 1.0, True, []), None, out)
+            self.assertIn("done      a  2 frames\n", out.getvalue())
+
+
 class Inputs(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -310,6 +334,59 @@ class Inputs(unittest.TestCase):
             self.assertIn(text, str(e.exception))
         self.assertEqual(inputs.check_report(os.path.join(out, "r.json"), out, outputs, keys),
                          os.path.join(out, "r.json"))
+
+    def test_globs_take_nothing_from_the_output_folder(self):
+        # the output folder under the inputs' glob, with an earlier run's
+        # outputs and report in it
+        out = os.path.join(self.root, "out")
+        os.mkdir(out)
+        for name in ("a.webm", "report.json"):
+            open(os.path.join(out, name), "w").close()
+        found = inputs.expand_inputs([os.path.join(self.root, "**", "*")], [], output_dir=out)
+        self.assertEqual([os.path.basename(p) for p in found], ["a.webm", "b.webm", "c.mkv"])
+        self.assertTrue(all(os.path.dirname(p) == self.root for p in found))
+        # named as it is, a file there is still an input (refused as its own output)
+        self.assertEqual(inputs.expand_inputs([os.path.join(out, "a.webm")], [], output_dir=out),
+                         [os.path.join(out, "a.webm")])
+        with self.assertRaises(UsageError) as e:
+            inputs.expand_inputs([os.path.join(out, "*.webm")], [], output_dir=out)
+        self.assertIn("outside the output folder", str(e.exception))
+        # its report there is no input of the next run either
+        self.assertEqual(inputs.check_report(os.path.join(out, "report.json"), out, [], {},
+                                             [os.path.join(self.root, "**", "*")]),
+                         os.path.join(out, "report.json"))
+
+    def test_report_that_is_no_report(self):
+        # `--report dir/*.webm` expanded by the shell: the first file is no
+        # input, and no report
+        b = os.path.join(self.root, "b.webm")
+        out = os.path.join(self.root, "out")
+        with open(b, "w") as f:
+            f.write("video")
+        with self.assertRaises(UsageError) as e:
+            inputs.check_report(b, out, [], {})
+        self.assertIn(f"--report {b} exists and is not a report of gpuconvolve-batch",
+                      str(e.exception))
+        # an earlier report, or an empty file, is replaced
+        for text in ('{\n  "version": 2,\n  "files": []\n}\n', ""):
+            with open(b, "w") as f:
+                f.write(text)
+            self.assertEqual(inputs.check_report(b, out, [], {}), b)
+
+    def test_report_matched_by_an_input_glob(self):
+        out = os.path.join(self.root, "out")
+        matched = [("*.webm", "r.webm"), ("**/*.json", "out/deep/r.json"), ("**", "r.json"),
+                   ("[r]*", "r.json")]
+        for pattern, name in matched:
+            glob_ = os.path.join(self.root, pattern)
+            with self.assertRaises(UsageError) as e:
+                inputs.check_report(os.path.join(self.root, name), out, [], {}, [glob_])
+            self.assertIn(f"is matched by the input glob {glob_}", str(e.exception))
+        # as glob reads them: a wildcard takes no leading dot, * no folder
+        for pattern, name in (("*.json", ".r.json"), ("*.json", "out/r.json"),
+                              ("**/*.json", ".hidden/r.json")):
+            self.assertFalse(inputs.glob_matches(os.path.join(self.root, pattern),
+                                                 os.path.join(self.root, name)), pattern)
 
     def test_report_never_replaces_an_input(self):
         a = os.path.join(self.root, "a.webm")
