@@ -16,6 +16,13 @@
 #   cuda sobel-x       ... nvh264dec ! video/x-raw(memory:CUDAMemory)
 #                        ! gpuconvolve sobel-x ! video/x-raw,format=GRAY32F ! fakesink
 #   cuda + download    ... cuda gaussian ... ! cudadownload ! fakesink
+#   cuda regions       ... nvh264dec ! video/x-raw(memory:CUDAMemory)
+#                        ! gpuconvolve gaussian 31, 8 regions of 200x200,
+#                        region-mode=inside ! video/x-raw(memory:CUDAMemory) ! fakesink
+#   hevc decode alone  filesrc ! qtdemux ! h265parse ! nvh265dec (Main10: P010_10LE)
+#                        ! video/x-raw(memory:CUDAMemory) ! fakesink
+#   hevc gaussian      ... nvh265dec ! video/x-raw(memory:CUDAMemory),format=P010_10LE
+#                        ! gpuconvolve gaussian 9 ! video/x-raw(memory:CUDAMemory) ! fakesink
 #
 # The caps filters around gpuconvolve on the CUDA rows make negotiation fail
 # (and the row with it) rather than silently take another memory path. The
@@ -25,6 +32,10 @@
 # bench/pipelines.sh. Then one verdict line per target:
 #   cuda gaussian >= 90% of decode alone, and >= 3x today's path
 #   cuda sobel-x  >= 80% of decode alone
+#   cuda regions  >= 95% of decode alone
+#   hevc gaussian >= 95% of hevc decode alone
+# The HEVC rows need x265enc, h265parse and nvh265dec; without them they are
+# left out with a note (not a failure).
 #
 # Usage: bench/pipelines-gpu.sh [FRAMES_1080P] [FRAMES_4K]   (default 1000 400)
 # Environment:
@@ -33,6 +44,7 @@
 #   PATTERN      videotestsrc pattern of the clips (default smpte, scrolling)
 #   BITRATE_1080P, BITRATE_4K   x264enc kbit/s (default 8000, 25000)
 #   ROW_TIMEOUT  seconds one pipeline may run (default 120)
+#   ROWS         the rows to run, by name (default all: see rows=() below)
 #   GPUCONVOLVE_EXTRA  properties added to every gpuconvolve (default backend=cuda)
 # The plugin is found through GST_PLUGIN_PATH; nvcodec and x264enc from the
 # GStreamer runtime (scripts/gpu-host.sh sources .gpuhost/env.sh, and runs
@@ -98,24 +110,31 @@ esac
 # ---- clips ----------------------------------------------------------------
 mkdir -p "$clip_dir" || die "cannot make $clip_dir"
 
-# make_clip W H FRAMES KBPS: prints the clip's path, encoding it when not cached
+# make_clip W H FRAMES KBPS [CODEC]: prints the clip's path, encoding it when
+# not cached; CODEC h264 (8-bit, the default) or h265-10 (HEVC Main10)
 make_clip() {
-  local w=$1 h=$2 n=$3 kbps=$4 file tmp out
-  file=$clip_dir/${pattern}-${w}x${h}-${n}f-${kbps}k.mp4
+  local w=$1 h=$2 n=$3 kbps=$4 codec=${5:-h264} file tmp out
+  local raw=I420 enc=(x264enc speed-preset=ultrafast tune=zerolatency
+    bitrate="$kbps" key-int-max=60) parse=h264parse
+  if [ "$codec" = h265-10 ]; then
+    raw=I420_10LE parse=h265parse
+    enc=(x265enc speed-preset=ultrafast tune=zerolatency bitrate="$kbps"
+      key-int-max=60)
+  fi
+  file=$clip_dir/${pattern}-${w}x${h}-${n}f-${kbps}k-${codec}.mp4
   if [ -s "$file" ]; then
     echo "$file"
     return 0
   fi
   tmp=$file.part.$$
-  echo "pipelines-gpu: encoding $n frames ${w}x${h} into $file" >&2
+  echo "pipelines-gpu: encoding $n frames ${w}x${h} ($codec) into $file" >&2
   # ultrafast + zerolatency: quick to make (no B-frames, sliced threads);
   # a key frame every 2 s; a scrolling picture so that P-frames carry data
   if ! out=$(timeout 600 gst-launch-1.0 -q videotestsrc num-buffers="$n" \
       pattern="$pattern" horizontal-speed=4 \
-      ! "video/x-raw,format=I420,width=$w,height=$h,framerate=30/1" \
-      ! x264enc speed-preset=ultrafast tune=zerolatency bitrate="$kbps" \
-        key-int-max=60 \
-      ! h264parse ! mp4mux ! filesink location="$tmp" 2>&1) || [ ! -s "$tmp" ]; then
+      ! "video/x-raw,format=$raw,width=$w,height=$h,framerate=30/1" \
+      ! "${enc[@]}" ! "$parse" ! mp4mux ! filesink location="$tmp" 2>&1) \
+      || [ ! -s "$tmp" ]; then
     rm -f "$tmp"
     echo "$out" >&2
     die "could not encode $file"
@@ -127,7 +146,18 @@ make_clip() {
 t0=$SECONDS
 clip_1080=$(make_clip 1920 1080 "$frames_1080" "$bitrate_1080")
 clip_4k=$(make_clip 3840 2160 "$frames_4k" "$bitrate_4k")
-echo "clips ready ($((SECONDS - t0)) s): $clip_1080, $clip_4k"
+hevc=yes
+for e in x265enc h265parse nvh265dec; do
+  if ! gst-inspect-1.0 "$e" >/dev/null 2>&1; then
+    echo "pipelines-gpu: no $e: the HEVC Main10 rows are left out"
+    hevc=
+  fi
+done
+if [ -n "$hevc" ]; then
+  hevc_1080=$(make_clip 1920 1080 "$frames_1080" "$bitrate_1080" h265-10)
+  hevc_4k=$(make_clip 3840 2160 "$frames_4k" "$bitrate_4k" h265-10)
+fi
+echo "clips ready ($((SECONDS - t0)) s): $clip_1080, $clip_4k${hevc:+, $hevc_1080, $hevc_4k}"
 
 # ---- timing ---------------------------------------------------------------
 # Seconds a pipeline ran (PLAYING to EOS), from gst-launch-1.0's own report.
@@ -159,7 +189,22 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) 
 cuda='video/x-raw(memory:CUDAMemory)'
 # shellcheck disable=SC2206
 gx=(gpuconvolve $extra)
-rows=(decode today today-sobel today-8threads cuda-gaussian cuda-sobel cuda-download)
+rows=(decode today today-sobel today-8threads cuda-gaussian cuda-sobel
+  cuda-download cuda-regions)
+[ -n "$hevc" ] && rows+=(hevc-decode hevc-gaussian)
+if [ -n "${ROWS:-}" ]; then
+  # shellcheck disable=SC2206
+  rows=($ROWS)
+  # the ratios are against the decoders alone
+  case " ${rows[*]} " in *" decode "*) ;; *) rows=(decode "${rows[@]}") ;; esac
+  case " ${rows[*]} " in
+    *" hevc-"*) case " ${rows[*]} " in *" hevc-decode "*) ;; *) rows+=(hevc-decode) ;; esac ;;
+  esac
+  # without the HEVC elements those rows are left out (said above)
+  [ -z "$hevc" ] && mapfile -t rows < <(printf '%s\n' "${rows[@]}" | grep -v '^hevc-')
+fi
+# eight regions of 200x200 spread over a 1080p frame (they fit a 4K one)
+regions='<<100,100,200,200>,<500,100,200,200>,<900,100,200,200>,<1300,100,200,200>,<100,700,200,200>,<500,700,200,200>,<900,700,200,200>,<1300,700,200,200>>'
 declare -A label=(
   [decode]="decode alone (nvh264dec, CUDA memory)"
   [today]="today: cudadownload ! videoconvert RGBA ! gaussian 9"
@@ -168,11 +213,21 @@ declare -A label=(
   [cuda-gaussian]="NEW: nvh264dec ! gaussian 9 (CUDA in/out)"
   [cuda-sobel]="NEW: nvh264dec ! sobel-x -> GRAY32F (system)"
   [cuda-download]="NEW: nvh264dec ! gaussian 9 ! cudadownload"
+  [cuda-regions]="nvh264dec ! gaussian 31, 8 regions inside (CUDA)"
+  [hevc-decode]="decode alone (nvh265dec Main10, P010, CUDA)"
+  [hevc-gaussian]="nvh265dec ! P010 gaussian 9 (CUDA in/out)"
 )
 
-# pipeline ROW CLIP: the gst-launch-1.0 arguments of a row, one per line
+# pipeline ROW SIZE: the gst-launch-1.0 arguments of a row, one per line
 pipeline() {
-  local head=(filesrc location="$2" ! qtdemux ! h264parse ! nvh264dec)
+  local clip
+  if [ "$2" = 1080p ]; then clip=$clip_1080; else clip=$clip_4k; fi
+  local head=(filesrc location="$clip" ! qtdemux ! h264parse ! nvh264dec)
+  case $1 in
+    hevc-*)
+      if [ "$2" = 1080p ]; then clip=$hevc_1080; else clip=$hevc_4k; fi
+      head=(filesrc location="$clip" ! qtdemux ! h265parse ! nvh265dec) ;;
+  esac
   local tail=(fakesink sync=false)
   case $1 in
     decode) printf '%s\n' "${head[@]}" ! "$cuda" ! "${tail[@]}" ;;
@@ -191,6 +246,12 @@ pipeline() {
     cuda-download) printf '%s\n' "${head[@]}" ! "$cuda" \
         ! "${gx[@]}" filter=gaussian size=9 ! "$cuda" ! cudadownload \
         ! "${tail[@]}" ;;
+    cuda-regions) printf '%s\n' "${head[@]}" ! "$cuda" \
+        ! "${gx[@]}" filter=gaussian size=31 "regions=$regions" \
+        region-mode=inside ! "$cuda" ! "${tail[@]}" ;;
+    hevc-decode) printf '%s\n' "${head[@]}" ! "$cuda" ! "${tail[@]}" ;;
+    hevc-gaussian) printf '%s\n' "${head[@]}" ! "$cuda,format=P010_10LE" \
+        ! "${gx[@]}" filter=gaussian size=9 ! "$cuda" ! "${tail[@]}" ;;
   esac
 }
 
@@ -209,17 +270,17 @@ shell_line() {
 declare -A runs=() failed=()
 status=0
 for size in 1080p 4K; do
-  if [ "$size" = 1080p ]; then clip=$clip_1080 n=$frames_1080; else clip=$clip_4k n=$frames_4k; fi
-  echo "== $size: $(basename "$clip"), $n frames, $repeat runs per row"
+  if [ "$size" = 1080p ]; then n=$frames_1080; else n=$frames_4k; fi
+  echo "== $size: $n frames, $repeat runs per row"
   for row in "${rows[@]}"; do
-    mapfile -t args < <(pipeline "$row" "$clip")
+    mapfile -t args < <(pipeline "$row" "$size")
     echo "   $row: $(shell_line "${args[@]}")"
   done
   # one warm-up decode (file cache, driver, decoder set-up), not counted;
   # where even that fails, no row of this size can run
-  mapfile -t args < <(pipeline decode "$clip")
+  mapfile -t args < <(pipeline decode "$size")
   if ! run_seconds "${args[@]}" >/dev/null; then
-    echo "   the decoder alone does not run on $clip: skipping $size"
+    echo "   the decoder alone does not run on the $size clip: skipping $size"
     for row in "${rows[@]}"; do failed[$size/$row]=1; done
     status=1
     continue
@@ -228,7 +289,7 @@ for size in 1080p 4K; do
     for row in "${rows[@]}"; do
       key=$size/$row
       [ -n "${failed[$key]:-}" ] && continue
-      mapfile -t args < <(pipeline "$row" "$clip")
+      mapfile -t args < <(pipeline "$row" "$size")
       if t=$(run_seconds "${args[@]}"); then
         f=$(fps "$n" "$t")
         runs[$key]="${runs[$key]:-} $f"
@@ -251,6 +312,8 @@ for key in "${!runs[@]}"; do
   # shellcheck disable=SC2086
   range[$key]=$(printf '%s\n' ${runs[$key]} | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }')
 done
+# the decoder alone a row is measured against
+base_of() { case $1 in hevc-*) echo hevc-decode ;; *) echo decode ;; esac; }
 echo
 printf '%-6s %-52s %6s %9s %15s %9s %8s\n' size pipeline frames "frames/s" "min-max" "vs decode" "vs today"
 for size in 1080p 4K; do
@@ -262,32 +325,37 @@ for size in 1080p 4K; do
     else
       printf '%-6s %-52s %6s %9s %15s %9s %8s\n' "$size" "${label[$row]}" "$n" \
         "${med[$key]}" "${range[$key]}" \
-        "$(ratio "${med[$key]}" "${med[$size/decode]:-}")" \
+        "$(ratio "${med[$key]}" "${med[$size/$(base_of "$row")]:-}")" \
         "$(ratio "${med[$key]}" "${med[$size/today]:-}")"
     fi
   done
 done
 
-# verdict LABEL VALUE BASE MIN: PASS/MISS line for value/base >= MIN
+# verdict LABEL SIZE ROW BASE MIN: PASS/MISS line for ROW/BASE >= MIN
+# (nothing for a row not run)
 verdict() {
-  local what=$1 v=${2:-} b=${3:-} min=$4 r
+  local what=$1 size=$2 row=$3 base=$4 min=$5 v b r
+  case " ${rows[*]} " in *" $row "*) ;; *) return ;; esac
+  v=${med[$size/$row]:-} b=${med[$size/$base]:-}
   if [ -z "$v" ] || [ -z "$b" ]; then
-    echo "FAIL  $what: not measured (a pipeline failed)"
+    echo "FAIL  $size $what: not measured (a pipeline failed)"
     return
   fi
   r=$(ratio "$v" "$b")
   if awk -v r="$r" -v m="$min" 'BEGIN { exit !(r >= m) }'; then
-    echo "PASS  $what: $r"
+    echo "PASS  $size $what: $r"
   else
-    echo "MISS  $what: $r"
+    echo "MISS  $size $what: $r"
   fi
 }
 
 echo
 for size in 1080p 4K; do
-  verdict "$size cuda gaussian >= 0.90 x decode alone" "${med[$size/cuda-gaussian]:-}" "${med[$size/decode]:-}" 0.90
-  verdict "$size cuda gaussian >= 3x today's path" "${med[$size/cuda-gaussian]:-}" "${med[$size/today]:-}" 3
-  verdict "$size cuda sobel-x GRAY32F >= 0.80 x decode alone" "${med[$size/cuda-sobel]:-}" "${med[$size/decode]:-}" 0.80
+  verdict "cuda gaussian >= 0.90 x decode alone" "$size" cuda-gaussian decode 0.90
+  verdict "cuda gaussian >= 3x today's path" "$size" cuda-gaussian today 3
+  verdict "cuda sobel-x GRAY32F >= 0.80 x decode alone" "$size" cuda-sobel decode 0.80
+  verdict "cuda regions (8 inside, gaussian 31) >= 0.95 x decode alone" "$size" cuda-regions decode 0.95
+  verdict "hevc P010 gaussian >= 0.95 x hevc decode alone" "$size" hevc-gaussian hevc-decode 0.95
   r=$(ratio "${med[$size/cuda-sobel]:-}" "${med[$size/today-sobel]:-}")
   [ "$r" = - ] && r="not measured" || r=${r}x
   echo "info  $size cuda sobel-x against today's sobel-x path: $r"
