@@ -21,9 +21,12 @@
 # for the scripts the steps run (bench/*.sh). -g names another runtime
 # folder (one with env.sh).
 #
-# JOBS bounds the parallel jobs (default: the CPU count), FAMILIES and TESTS
-# pick kernel families and test programs, TEST_LIMIT and SANITIZE_LIMIT are
-# each job's seconds.
+# JOBS bounds the parallel jobs (default: 8, the most CUDA contexts the
+# suites use at once, or the CPU count if lower); each test program's own
+# threads (GPUCONVOLVE_TEST_THREADS) are the CPU count divided by JOBS.
+# FAMILIES and TESTS pick kernel families and test programs, TEST_LIMIT and
+# SANITIZE_LIMIT are each job's seconds; the tests step runs the programs
+# in quick mode (GPUCONVOLVE_TEST_QUICK=1) unless QUICK=0.
 #
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
 # pipelines-gpu, stream-sharing, tune, check-dispatch, soak. Logs go to OUT (default
@@ -124,13 +127,20 @@ run() {
   return $rc
 }
 
-# the test programs; TESTS="test-a test-b" picks some
+# the test programs; TESTS="test-a test-b" picks some. The longest ones
+# (SLOW_TESTS) come first, so that no long job starts last and runs alone.
 tests_of() {
+  local slow=" ${SLOW_TESTS:-test-cuda-memory test-compute test-cuda-failure test-stress} " t
   if [ -n "${TESTS:-}" ]; then
     printf "$build/tests/%s\n" $TESTS
   else
     find "$build/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort
-  fi
+  fi | while read -r t; do
+    case $slow in
+      *" $(basename "$t") "*) echo "0 $t" ;;
+      *) echo "1 $t" ;;
+    esac
+  done | sort -s -k1,1n | cut -d' ' -f2-
 }
 
 step_info() {
@@ -151,14 +161,21 @@ scan_registry() {
   registry_ready=1
 }
 
-# at most JOBS (default: the CPU count) jobs at once
-max_jobs=${JOBS:-$(nproc)}
+# at most JOBS jobs at once (8 by default: the driver makes CUDA contexts
+# one at a time, so more processes at once only wait longer for theirs;
+# fewer where there are fewer CPUs)
+max_jobs=${JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
+# the CPUs shared among the jobs: a test program's threads (its reference
+# frames, tests/common.c)
+export GPUCONVOLVE_TEST_THREADS=${GPUCONVOLVE_TEST_THREADS:-$(( ($(nproc) + max_jobs - 1) / max_jobs ))}
 throttle() {
   while [ "$(jobs -pr | wc -l)" -ge "$max_jobs" ]; do wait -n; done
 }
 
-# every test program on the CUDA backend, once per family
+# every test program on the CUDA backend, once per family; the summary
+# ends with the step's wall time
 step_tests() {
+  local t0=$SECONDS
   scan_registry
   for t in $(tests_of); do
     for f in $families; do
@@ -166,12 +183,19 @@ step_tests() {
       name=tests-$(basename "$t")-$f
       (
         export GPUCONVOLVE_TEST_BACKEND=cuda GPUCONVOLVE_TEST_ALGORITHM=$f
+        if [ "${QUICK:-1}" != 0 ]; then
+          export GPUCONVOLVE_TEST_QUICK=1
+        else
+          unset GPUCONVOLVE_TEST_QUICK
+        fi
         case $t in *test-stream) export GST_TRACERS=leaks ;; esac
         run "$name" "${TEST_LIMIT:-600}" "$t"
       ) &
     done
   done
   wait_all
+  note "tests: $((SECONDS - t0)) s, $max_jobs jobs at once," \
+      "GPUCONVOLVE_TEST_THREADS=$GPUCONVOLVE_TEST_THREADS"
 }
 
 # waits for every job; any failure shows in the summary and the status

@@ -575,6 +575,68 @@ gcvt_random_kernel (GRand * rand, guint kw, guint kh, gboolean rank1)
 
 /* --- frames ------------------------------------------------------------- */
 
+guint
+gcvt_threads (void)
+{
+  const gchar *n = g_getenv ("GPUCONVOLVE_TEST_THREADS");
+  const gchar *preload = g_getenv ("LD_PRELOAD");
+
+  /* valgrind runs one thread at a time: more would only add their cost */
+  if (preload && strstr (preload, "vgpreload"))
+    return 1;
+  if (n && *n)
+    return CLAMP (atoi (n), 1, 256);
+  return MAX (g_get_num_processors (), 1);
+}
+
+typedef struct
+{
+  const RefImage *in;
+  const RefParams *p;
+  RefImage *out;
+  guint y0, y1;
+} FilterBand;
+
+static gpointer
+filter_band (gpointer data)
+{
+  FilterBand *b = data;
+
+  ref_filter_rows (b->in, b->p, b->out, b->y0, b->y1);
+  return NULL;
+}
+
+RefImage *
+gcvt_filter (const RefImage * in, const RefParams * p)
+{
+  const RefKernel *k = p->kernel;
+  /* multiply-adds: a thread is worth starting for a million or so */
+  const gdouble work = (gdouble) in->width * in->height * in->channels *
+      (k ? k->kw * k->kh : 1) * (p->kernel_y ? 2 : 1);
+  const guint n = (guint) CLAMP (MIN (work / 1e6, (gdouble) in->height),
+      1, gcvt_threads ());
+  RefImage *out = ref_image_copy (in);
+  FilterBand *bands = g_new (FilterBand, n);
+  GThread **threads = g_new0 (GThread *, n);
+
+  for (guint i = 0; i < n; i++) {
+    bands[i].in = in;
+    bands[i].p = p;
+    bands[i].out = out;
+    bands[i].y0 = in->height * i / n;
+    bands[i].y1 = in->height * (i + 1) / n;
+    /* the last band in this thread */
+    if (i + 1 < n)
+      threads[i] = g_thread_new ("gcvt-reference", filter_band, &bands[i]);
+  }
+  filter_band (&bands[n - 1]);
+  for (guint i = 0; i + 1 < n; i++)
+    g_thread_join (threads[i]);
+  g_free (threads);
+  g_free (bands);
+  return out;
+}
+
 RefImage *
 gcvt_random_image (GRand * rand, RefFormat format, guint width, guint height,
     gdouble lo, gdouble hi)
@@ -636,9 +698,10 @@ gcvt_check_frame (GstBuffer * out, RefFormat in_format, RefFormat out_format,
       what);
 }
 
-gdouble
-gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
-    RefFormat out_format, const RefImage * in, const RefParams * p,
+/* `out` against `ref`, ref_filter (in, p) */
+static gdouble
+check_frame (GstBuffer * out, RefFormat in_format, RefFormat out_format,
+    const RefImage * in, const RefParams * p, const RefImage * ref,
     const gboolean * filtered, const gchar * what)
 {
   const RefFormatInfo *oi = ref_format_info (out_format);
@@ -654,7 +717,6 @@ gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
   gsize stride = meta ? (gsize) meta->stride[0] :
       ref_default_stride (out_format, w);
   gsize offset = meta ? meta->offset[0] : 0;
-  RefImage *ref = ref_filter (in, p);
   GstMapInfo map;
   guint bad = 0, total = 0;
   gchar *first = NULL;
@@ -707,7 +769,6 @@ gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
       }
   }
   gst_buffer_unmap (out, &map);
-  ref_image_free (ref);
   if (bad) {
     gchar *desc = ref_params_describe (p);
     ck_abort_msg ("%s: %ux%u %s -> %s: %u of %u samples wrong, first at "
@@ -717,6 +778,27 @@ gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
   }
   g_free (first);
   return worst;
+}
+
+gdouble
+gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const gboolean * filtered, const gchar * what)
+{
+  RefImage *ref = gcvt_filter (in, p);
+  gdouble worst = check_frame (out, in_format, out_format, in, p, ref,
+      filtered, what);
+
+  ref_image_free (ref);
+  return worst;
+}
+
+gdouble
+gcvt_check_frame_ref (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const RefImage * ref, const gchar * what)
+{
+  return check_frame (out, in_format, out_format, in, p, ref, NULL, what);
 }
 
 void

@@ -134,6 +134,14 @@ RefKernel *gcvt_random_kernel (GRand * rand, guint kw, guint kh,
 
 /* --- frames ------------------------------------------------------------- */
 
+/* Threads a test may run at once for its own work: GPUCONVOLVE_TEST_THREADS
+ * (a runner of several test programs at once divides the processors among
+ * them), else every processor; one under valgrind. */
+guint gcvt_threads (void);
+/* ref_filter(), its rows shared among up to gcvt_threads() threads where
+ * the frame is large enough for that to pay. */
+RefImage *gcvt_filter (const RefImage * in, const RefParams * p);
+
 /* Random samples: 0..255 integers, or floats in [lo, hi] for GRAY32F. */
 RefImage *gcvt_random_image (GRand * rand, RefFormat format, guint width,
     guint height, gdouble lo, gdouble hi);
@@ -156,6 +164,11 @@ gdouble gcvt_check_frame (GstBuffer * out, RefFormat in_format,
 gdouble gcvt_check_frame_masked (GstBuffer * out, RefFormat in_format,
     RefFormat out_format, const RefImage * in, const RefParams * p,
     const gboolean * filtered, const gchar * what);
+/* The same against `ref`, ref_filter (in, p) computed already (by
+ * gcvt_filter()), for a caller that needs the reference itself too. */
+gdouble gcvt_check_frame_ref (GstBuffer * out, RefFormat in_format,
+    RefFormat out_format, const RefImage * in, const RefParams * p,
+    const RefImage * ref, const gchar * what);
 /* One frame through an element whose properties are set: harness, caps,
  * buffer, check, teardown. */
 void gcvt_run_and_check (GstElement * element, RefFormat in_format,

@@ -470,27 +470,35 @@ ref_filter_at (const RefImage * in, const RefParams * p, guint x, guint y,
 RefImage *
 ref_filter (const RefImage * in, const RefParams * p)
 {
+  RefImage *out = ref_image_copy (in);
+
+  ref_filter_rows (in, p, out, 0, in->height);
+  return out;
+}
+
+void
+ref_filter_rows (const RefImage * in, const RefParams * p, RefImage * out,
+    guint y0, guint y1)
+{
   const RefKernel *k = params_kernel (p);
   const gint w = in->width, h = in->height, kw = k->kw, kh = k->kh;
   const guint filtered = in->channels == 4 && !p->filter_alpha ? 3 :
       in->channels;
   const gdouble scale = ref_effective_scale (p);
-  RefImage *out = ref_image_copy (in);
   /* the same taps for every row and every column: looked up once */
   gint *fx = g_new (gint, (gsize) w * kw), *fy = g_new (gint, (gsize) h * kh);
 
   for (gint x = 0; x < w; x++)
     fold_taps (fx + (gsize) x * kw, x, w, kw, anchor_of (p->anchor_x, kw), p);
-  for (gint y = 0; y < h; y++)
+  for (gint y = y0; y < (gint) y1; y++)
     fold_taps (fy + (gsize) y * kh, y, h, kh, anchor_of (p->anchor_y, kh), p);
-  for (gint y = 0; y < h; y++)
+  for (gint y = y0; y < (gint) y1; y++)
     for (gint x = 0; x < w; x++)
       for (guint c = 0; c < filtered; c++)
         ref_pixel (out, x, y)[c] = filter_at (image_sample, in, p, scale,
             fx + (gsize) x * kw, fy + (gsize) y * kh, c);
   g_free (fx);
   g_free (fy);
-  return out;
 }
 
 gdouble

@@ -110,6 +110,10 @@ gchar *ref_params_describe (const RefParams * p);
 /* The filtered image in input units, before rounding or conversion. With
  * four channels and filter_alpha off, channel 3 is copied from `in`. */
 RefImage *ref_filter (const RefImage * in, const RefParams * p);
+/* Rows [y0, y1) of ref_filter() written into `out`, a copy of `in` (the
+ * rows of a frame can be computed apart, in threads of their own). */
+void ref_filter_rows (const RefImage * in, const RefParams * p,
+    RefImage * out, guint y0, guint y1);
 /* One sample of ref_filter(): channel c at (x, y), in input units. */
 gdouble ref_filter_at (const RefImage * in, const RefParams * p, guint x,
     guint y, guint c);

@@ -926,12 +926,15 @@ GST_END_TEST;
 
 /* --- CUDA memory made here, in and out ---------------------------------- */
 
-/* Frames in CUDA memory of the application's context into gpuconvolve,
- * out in CUDA memory (to appsink) or system memory: the bytes of the
- * system memory path; CUDA output is memory of the same context. */
+/* Frames in CUDA memory of the application's context `ctx` into
+ * gpuconvolve, out in CUDA memory (to appsink) or system memory: the bytes
+ * of the system memory path; CUDA output is memory of the same context.
+ * One context serves every case of a test: the driver makes contexts one
+ * at a time, a fifth of a second each on a GPU host running the suites. */
 static void
-cuda_in_case (GRand * r, Fmt in, Fmt out, guint w, guint h, RefBorder border,
-    guint depth, gboolean cuda_out, guint n_frames)
+cuda_in_case (GRand * r, GstCudaContext * ctx, Fmt in, Fmt out, guint w,
+    guint h, RefBorder border, guint depth, gboolean cuda_out,
+    guint n_frames)
 {
   const gchar *planes = n_planes (in) == 1 ? NULL : border % 2 ? "all" :
       "luma";
@@ -945,7 +948,6 @@ cuda_in_case (GRand * r, Fmt in, Fmt out, guint w, guint h, RefBorder border,
   gchar *line = g_strdup_printf ("appsrc name=src format=time ! "
       "gpuconvolve name=f %s ! %s ! appsink name=sink sync=false", props,
       out_caps);
-  GstCudaContext *ctx = new_cuda_context ();
   CudaSource *cuda = cuda_source_new (ctx, in, w, h);
   GPtrArray *frames = random_frames (r, in, w, h, n_frames);
   GPtrArray *sys = samples_new (), *dev = samples_new ();
@@ -967,7 +969,6 @@ cuda_in_case (GRand * r, Fmt in, Fmt out, guint w, guint h, RefBorder border,
   g_ptr_array_unref (dev);
   g_ptr_array_unref (sys);
   cuda_source_free (cuda);
-  gst_object_unref (ctx);
   ref_kernel_free (k);
   g_ptr_array_unref (frames);
   g_free (line);
@@ -988,12 +989,15 @@ GST_START_TEST (test_cuda_memory_out_bit_exact)
   };
   GRand *r = ref_rand_new ("cuda_memory_out_bit_exact");
   const guint n_frames = quick ()? 3 : 8;
+  GstCudaContext *ctx = new_cuda_context ();
 
   for (guint i = 0; i < G_N_ELEMENTS (fmts); i++) {
     const gboolean big = i % 2;
-    cuda_in_case (r, fmts[i], fmts[i], big ? 640 : 97, cuda_height (fmts[i],
-            big ? 360 : 61), i % REF_N_BORDERS, 3, TRUE, n_frames);
+    cuda_in_case (r, ctx, fmts[i], fmts[i], big ? 640 : 97,
+        cuda_height (fmts[i], big ? 360 : 61), i % REF_N_BORDERS, 3, TRUE,
+        n_frames);
   }
+  gst_object_unref (ctx);
   g_rand_free (r);
 }
 
@@ -1011,12 +1015,14 @@ GST_START_TEST (test_conversions_cuda_in)
   };
   GRand *r = ref_rand_new ("conversions_cuda_in");
   const guint n_frames = quick ()? 3 : 8;
+  GstCudaContext *ctx = new_cuda_context ();
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     for (guint out_cuda = 0; out_cuda < 2; out_cuda++)
-      cuda_in_case (r, cases[i][0], cases[i][1], 97, cuda_height (cases[i][0],
-              61), (i + out_cuda) % REF_N_BORDERS, 1 + 2 * out_cuda,
-          out_cuda, n_frames);
+      cuda_in_case (r, ctx, cases[i][0], cases[i][1], 97,
+          cuda_height (cases[i][0], 61), (i + out_cuda) % REF_N_BORDERS,
+          1 + 2 * out_cuda, out_cuda, n_frames);
+  gst_object_unref (ctx);
   g_rand_free (r);
 }
 
