@@ -26,7 +26,8 @@
 # threads (GPUCONVOLVE_TEST_THREADS) are the CPU count divided by JOBS.
 # FAMILIES and TESTS pick kernel families and test programs, TEST_LIMIT and
 # SANITIZE_LIMIT are each job's seconds; the tests step runs the programs
-# in quick mode (GPUCONVOLVE_TEST_QUICK=1) unless QUICK=0.
+# in quick mode (GPUCONVOLVE_TEST_QUICK=1) unless QUICK=0, and each program's
+# tests in one process (CK_FORK=no) unless FORK=1.
 #
 # Steps: info, tests, sanitize, bench-quick, bench, element-bench, pipelines,
 # pipelines-gpu, stream-sharing, tune, check-dispatch, soak. Logs go to OUT (default
@@ -189,6 +190,14 @@ step_tests() {
           unset GPUCONVOLVE_TEST_QUICK
         fi
         case $t in *test-stream) export GST_TRACERS=leaks ;; esac
+        # one process a program, not one a test: each process makes a
+        # CUDA context, which the driver makes one at a time (0.2 s each
+        # on an H200, over 1,300 of them for the suite); test-cuda-failure
+        # needs a process per case, and FORK=1 gives every test its own
+        case $t in
+          *test-cuda-failure) ;;
+          *) [ "${FORK:-0}" = 1 ] || export CK_FORK=no ;;
+        esac
         run "$name" "${TEST_LIMIT:-600}" "$t"
       ) &
     done
