@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Filter descriptions: validation, normalisation and rank-1 factorisation. */
 #include "gcv-private.h"
+#include "gcv-builtin.h"
+#include "gcv-tools.h"
 
 #include <math.h>
 #include <string.h>

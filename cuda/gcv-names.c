@@ -2,6 +2,7 @@
 /* The engine's names (built-in filters, borders, families, formats) and
  * the facts of each format. */
 #include "gcv-private.h"
+#include "gcv-format.h"
 
 #include <string.h>
 

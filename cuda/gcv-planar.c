@@ -20,6 +20,11 @@
  * is the Y plane's; its text, gcv_choice_describe_planes(), names what U
  * and V run too. */
 #include "gcv-private.h"
+#include "gcv-backend.h"
+#include "gcv-format.h"
+#include "gcv-regions.h"
+#include "gcv-tools.h"
+#include "dispatch/gcv-choice.h"
 
 #include <string.h>
 

@@ -1,20 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Engine internals: filters as the backends run them, with the backend
- * interface (gcv-backend.h), the built-in kernels (gcv-builtin.h), format
- * facts (gcv-format.h) and the tools API (gcv-tools.h). For the engine's
- * own files only: the benchmark, the tuner, the fuzz targets and the
- * tests use gcv-tools.h; applications use gcv.h and gcv-interop.h. */
+/* Engine internals: filters as the backends run them. For the engine's own
+ * files only: the benchmark, the tuner, the fuzz targets and the tests use
+ * gcv-tools.h; applications use gcv.h and gcv-interop.h. Each file includes
+ * the other internal headers it uses itself. */
 #ifndef GCV_PRIVATE_H
 #define GCV_PRIVATE_H
 
 #include "gcv.h"
-#include "gcv-interop.h"
-#include "gcv-backend.h"
-#include "gcv-builtin.h"
-#include "gcv-format.h"
-#include "gcv-regions.h"
-#include "gcv-tools.h"
-#include "dispatch/gcv-dispatch.h"
 
 G_BEGIN_DECLS
 

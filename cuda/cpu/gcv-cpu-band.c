@@ -163,8 +163,8 @@ put_row_holes (const Job * job, const Setup * s, GcvCpuStatsAcc * acc,
   for (guint i = 0; acc && i <= n_holes; i++) {
     const guint end = i < n_holes ? MAX (h[i].x0, x0) : x0 + n;
     if (end > x)
-      gcv_cpu_stats_floats (job->stats, acc, y, x,
-          (const guint8 *) v + (gsize) (x - x0) * value, end - x);
+      gcv_cpu_stats_floats (job->stats, acc, y, x, (const gfloat *)
+          ((const guint8 *) v + (gsize) (x - x0) * value), end - x);
     if (i < n_holes)
       x = MIN (h[i].x1, x0 + n);
   }

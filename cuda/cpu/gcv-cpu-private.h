@@ -8,6 +8,10 @@
 #define GCV_CPU_PRIVATE_H
 
 #include "gcv-private.h"
+#include "gcv-backend.h"
+#include "gcv-format.h"
+#include "gcv-regions.h"
+#include "dispatch/gcv-choice.h"
 #include "gcv-cpu-pool.h"
 #include "gcv-cpu-stats.h"
 

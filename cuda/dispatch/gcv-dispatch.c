@@ -2,6 +2,7 @@
 /* The dispatcher: the choice of what runs and its analytic heuristic. */
 #include "gcv-dispatch.h"
 #include "gcv-private.h"
+#include "gcv-format.h"
 #include "gcv-tuning.h"
 
 #include <math.h>

@@ -21,6 +21,8 @@
 #define GCV_CUDA_PRIVATE_H
 
 #include "gcv-private.h"
+#include "gcv-backend.h"
+#include "gcv-format.h"
 #include "gcv-cuda-context.h"
 #include "gcv-cuda-device.h"
 #include "gcv-cuda-stats.h"
