@@ -46,6 +46,7 @@ typedef enum
   NOTICE_GROWN,                 /* inside: > 256 regions, the last grown */
   NOTICE_TOO_MANY,              /* outside: > 256 regions */
   NOTICE_NONE_COVERS,           /* regions asked, none in the frame */
+  NOTICE_UNREAD,                /* analytics metas this build cannot read */
 } Notice;
 
 void
@@ -293,6 +294,7 @@ gst_gpu_convolve_regions_get_property (GstGpuConvolve * self, guint id,
 typedef struct
 {
   guint asked, beyond;
+  guint unread;                 /* analytics metas left unread */
 } Tally;
 
 /* Region `index` (from 1) <x, y, w, h> in the frame's pixels, clipped to
@@ -394,6 +396,9 @@ add_meta_regions (GstGpuConvolve * self, Tally * t, GstBuffer * inbuf)
   /* metas are in the buffer's pixels; the frame is its crop region */
   GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
   const gint64 ox = crop ? crop->x : 0, oy = crop ? crop->y : 0;
+#ifndef HAVE_GST_ANALYTICS
+  const GType unread_api = g_type_from_name ("GstAnalyticsRelationMetaAPI");
+#endif
   gpointer state = NULL;
   GstMeta *meta;
 
@@ -408,6 +413,11 @@ add_meta_regions (GstGpuConvolve * self, Tally * t, GstBuffer * inbuf)
 #ifdef HAVE_GST_ANALYTICS
     else if (api == GST_ANALYTICS_RELATION_META_API_TYPE)
       add_detections (self, t, (GstAnalyticsRelationMeta *) meta, ox, oy);
+#else
+    /* built against GStreamer 1.22, run with 1.24 or later: detections
+     * may be in it that a mask would silently leave out */
+    else if (api == unread_api)
+      t->unread++;
 #endif
   }
 }
@@ -429,10 +439,17 @@ notice_text (GstGpuConvolve * self, Notice notice, const Tally * t)
     then = " (region-fail=error)";
   else if (notice == NOTICE_TOO_MANY)
     then = "; the regions past the 256th are filtered (region-fail=open)";
+  else if (notice == NOTICE_UNREAD)
+    then = "; only the other regions are applied (region-fail=open)";
   else if (inside)
     then = "; the frame is passed unfiltered (region-fail=open)";
   else
     then = "; the whole frame is filtered (region-fail=open)";
+  if (notice == NOTICE_UNREAD)
+    return g_strdup_printf ("the buffer has %u analytics meta(s) "
+        "(GstAnalyticsRelationMeta), whose object detections this build "
+        "cannot read: it was built without gstreamer-analytics-1.0%s",
+        t->unread, then);
   if (notice == NOTICE_TOO_MANY)
     return g_strdup_printf ("%u regions on a frame, %d at most: with "
         "region-mode=outside the rest cannot be merged without leaving "
@@ -450,7 +467,7 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
     GcvFrameOptions * options)
 {
   GArray *out = self->frame_regions;
-  Tally t = { 0, 0 };
+  Tally t = { 0, 0, 0 };
   Notice notice = NOTICE_NONE;
 
   options->region_mode = self->region_mode;
@@ -469,7 +486,9 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
   if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY)
     add_meta_regions (self, &t, inbuf);
 
-  if (t.asked > 0 && out->len == 0)
+  if (t.unread > 0)
+    notice = NOTICE_UNREAD;
+  else if (t.asked > 0 && out->len == 0)
     notice = NOTICE_NONE_COVERS;
   else if (t.beyond > 0)
     notice = self->region_mode == GCV_REGIONS_OUTSIDE ? NOTICE_TOO_MANY :
@@ -477,6 +496,7 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
   if (notice >= NOTICE_TOO_MANY) {
     GST_DEBUG_OBJECT (self, "the regions cannot be applied as asked: %s",
         notice == NOTICE_TOO_MANY ? "too many for outside" :
+        notice == NOTICE_UNREAD ? "analytics metas unread" :
         "none in the frame");
     /* closed: the whole frame filtered, in the mode asked (so that what
      * the mode needs, such as the same format in and out, still holds) */
@@ -601,9 +621,11 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    *
    * What a frame gets when regions were asked for (region-mode inside or
    * outside) but cannot be applied as asked: none has a pixel in the
-   * frame, or (outside) a frame has more than 256. closed filters the
-   * whole frame, error stops the stream, open filters what the regions
-   * allow; closed and open post a warning at each change.
+   * frame, (outside) a frame has more than 256, or its analytics metas
+   * cannot be read (a build without GStreamer's analytics library, run
+   * with 1.24 or later). closed filters the whole frame, error stops
+   * the stream, open filters what the regions allow; closed and open
+   * post a warning at each change.
    * docs/regions.md.
    *
    * Since: 0.2

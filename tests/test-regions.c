@@ -1366,11 +1366,80 @@ GST_START_TEST (test_regions_analytics_overflow)
 }
 
 GST_END_TEST;
+/* named for the skip's line only: it is not built */
+#define test_regions_analytics_unread NULL
 #else
 /* named for the skip's line only: they are not built */
 #define test_regions_analytics NULL
 #define test_regions_analytics_crop NULL
 #define test_regions_analytics_overflow NULL
+
+static gboolean
+relation_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+{
+  return TRUE;
+}
+
+/* A meta of the API GStreamer 1.24's analytics relation meta has, as a
+ * build against 1.22 sees one at run time with 1.24 or later. */
+static const GstMetaInfo *
+relation_meta_info (void)
+{
+  static const gchar *tags[] = { NULL };
+  static const GstMetaInfo *info;
+
+  if (!info)
+    info = gst_meta_register (gst_meta_api_type_register
+        ("GstAnalyticsRelationMetaAPI", tags), "GcvtRelationMeta",
+        sizeof (GstMeta), relation_meta_init, NULL, NULL);
+  return info;
+}
+
+/* A build without the analytics library cannot read the detections of an
+ * analytics meta: a frame that has one fails as region-fail says (closed:
+ * the whole frame; open: the other regions only; error: stop), each
+ * with its message; a frame without one is filtered as asked. */
+GST_START_TEST (test_regions_analytics_unread)
+{
+  const gint face[] = { 20, 10, 16, 12 };
+  GRand *r = ref_rand_new_seeded ("test_regions_analytics_unread", 85);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 64, 48, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+  GstBuffer *buf;
+
+  g_object_set (e, "region-mode", 1, "region-source", 1, NULL);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 64, 48);
+  check_frame (h, in, &p, face, 1, face, 1, 1, "no analytics meta");
+  fail_unless_equals_int (count_warnings (e), 0);
+  buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE);
+  add_face (buf, face);
+  gst_buffer_add_meta (buf, relation_meta_info (), NULL);
+  check_buffer (h, gst_buffer_ref (buf), in, &p, NULL, 0, 0, "closed");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "closed", "analytics meta",
+      "gstreamer-analytics-1.0", "region-fail=closed", NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "open");
+  check_buffer (h, gst_buffer_ref (buf), in, &p, face, 1, 1, "open");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "open", "analytics meta", "region-fail=open",
+      NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "error");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
+      GST_MESSAGE_ERROR, "error", "analytics meta", "region-fail=error",
+      NULL);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
 #endif
 
 static Suite *
@@ -1409,6 +1478,9 @@ regions_suite (void)
       analytics);
   GCVT_ADD_TEST_IF (tc, test_regions_analytics_overflow, analytics == NULL,
       analytics);
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics_unread, analytics != NULL
+      && !gcvt_on_cuda (), analytics ? whole : "built with GStreamer's "
+      "analytics library: its metas are read");
   return s;
 }
 
