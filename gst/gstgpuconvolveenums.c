@@ -88,9 +88,8 @@ DEFINE_ENUM (gst_gpu_convolve_region_source_get_type,
     "GstGpuConvolveRegionSource",
     {GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY, "The regions property",
         "property"},
-    {GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META, "The buffer's "
-          "GstVideoRegionOfInterestMeta (of region-type, when set)",
-        "roi-meta"},
+    {GST_GPU_CONVOLVE_REGION_SOURCE_ROI_META, "The buffer's metas (of "
+          "region-type, when set)", "roi-meta"},
     {GST_GPU_CONVOLVE_REGION_SOURCE_BOTH, "The property and the metas",
         "both"});
 

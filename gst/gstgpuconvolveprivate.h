@@ -34,7 +34,8 @@ struct _GstGpuConvolve
   /* privacy regions (gstgpuconvolveregions.c) */
   GArray *regions;              /* GcvRect: the regions property */
   gint region_source;           /* GstGpuConvolveRegionSource */
-  gchar *region_type;           /* ROI metas' type taken, NULL: any */
+  gchar *region_type;           /* the metas' labels taken, as set */
+  GArray *region_labels;        /* GQuark: region_type's, none: any */
   GcvRegionMode region_mode;
   gint region_fail;             /* GstGpuConvolveRegionFail */
   gchar *regions_refused;       /* why the last regions value set before

@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Privacy regions (docs/regions.md): the properties regions,
  * region-source, region-type, region-mode and region-fail, and each
- * frame's regions: the property's rectangles, the buffer's
- * GstVideoRegionOfInterestMeta, or both, in the pixels of the frame the
+ * frame's regions: the property's rectangles, the buffer's metas
+ * (GstVideoRegionOfInterestMeta, and where GStreamer's analytics library
+ * was found the object detections, GstAnalyticsODMtd, of its
+ * GstAnalyticsRelationMeta), or both, in the pixels of the frame the
  * element filters (the crop region, where the buffer has a crop meta),
  * clipped to it. The engine filters their union (inside) or all but it
  * (outside), and copies the rest. A mask that cannot be applied as asked
  * fails closed by default, and says so on the bus. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include "gstgpuconvolveprivate.h"
 #include "gstgpuconvolveenums.h"
 
 #include <gst/video/video.h>
+#ifdef HAVE_GST_ANALYTICS
+#include <gst/analytics/analytics.h>
+#endif
 
 enum
 {
@@ -21,6 +30,14 @@ enum
   REGION_FAIL,
 };
 
+/* The metas this build reads, for gst-inspect's text. */
+#ifdef HAVE_GST_ANALYTICS
+#define METAS "ROI metas and analytics object detections"
+#else
+#define METAS "ROI metas; analytics object detections need a build with " \
+  "GStreamer 1.24 or later"
+#endif
+
 /* Why a frame's mask is not what was asked, worst last: the bus hears of
  * each change of it (a warning, or with region-fail=error an error). */
 typedef enum
@@ -29,12 +46,14 @@ typedef enum
   NOTICE_GROWN,                 /* inside: > 256 regions, the last grown */
   NOTICE_TOO_MANY,              /* outside: > 256 regions */
   NOTICE_NONE_COVERS,           /* regions asked, none in the frame */
+  NOTICE_UNREAD,                /* analytics metas this build cannot read */
 } Notice;
 
 void
 gst_gpu_convolve_regions_init (GstGpuConvolve * self)
 {
   self->regions = g_array_new (FALSE, FALSE, sizeof (GcvRect));
+  self->region_labels = g_array_new (FALSE, FALSE, sizeof (GQuark));
   self->frame_regions = g_array_new (FALSE, FALSE, sizeof (GcvRect));
   self->region_source = GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY;
   self->region_mode = GCV_REGIONS_ALL;
@@ -45,6 +64,7 @@ void
 gst_gpu_convolve_regions_finalize (GstGpuConvolve * self)
 {
   g_array_unref (self->regions);
+  g_array_unref (self->region_labels);
   g_array_unref (self->frame_regions);
   g_free (self->region_type);
   g_free (self->regions_refused);
@@ -134,6 +154,24 @@ value_from_regions (GValue * value, const GArray * regions)
   }
 }
 
+/* region-type's labels, comma-separated, into quarks; blanks around a
+ * label are not part of it, and empty labels are none. */
+static void
+labels_from_text (const gchar * text, GArray * out)
+{
+  gchar **labels = g_strsplit (text ? text : "", ",", -1);
+
+  g_array_set_size (out, 0);
+  for (guint i = 0; labels[i]; i++) {
+    const gchar *label = g_strstrip (labels[i]);
+    if (*label) {
+      const GQuark q = g_quark_from_string (label);
+      g_array_append_val (out, q);
+    }
+  }
+  g_strfreev (labels);
+}
+
 /* Under the object lock; `id` counts from the first region property.
  * FALSE, with `error`, when the value is refused (the old one kept). */
 gboolean
@@ -159,6 +197,7 @@ gst_gpu_convolve_regions_set_property (GstGpuConvolve * self, guint id,
     case REGION_TYPE:
       g_free (self->region_type);
       self->region_type = g_value_dup_string (value);
+      labels_from_text (self->region_type, self->region_labels);
       break;
     case REGION_MODE:
       self->region_mode = g_value_get_enum (value);
@@ -255,6 +294,7 @@ gst_gpu_convolve_regions_get_property (GstGpuConvolve * self, guint id,
 typedef struct
 {
   guint asked, beyond;
+  guint unread;                 /* analytics metas left unread */
 } Tally;
 
 /* Region `index` (from 1) <x, y, w, h> in the frame's pixels, clipped to
@@ -309,25 +349,76 @@ add_region (GstGpuConvolve * self, Tally * t, gint64 x, gint64 y, gint64 w,
       GCV_MAX_REGIONS, last->x, last->y, last->width, last->height);
 }
 
-/* The regions from a buffer's ROI metas, in the frame's pixels. */
+/* A meta's region, labelled `label`, in the buffer's pixels: taken when
+ * region-type lists its label (or lists none), moved by the crop
+ * origin <ox, oy> into the frame's pixels. One path for every kind of
+ * meta, so that each gets the same clipping, merging and failure rules. */
+static void
+add_meta_region (GstGpuConvolve * self, Tally * t, GQuark label, gint64 ox,
+    gint64 oy, gint64 x, gint64 y, gint64 w, gint64 h)
+{
+  GArray *labels = self->region_labels;
+  gboolean taken = labels->len == 0;
+
+  for (guint i = 0; i < labels->len && !taken; i++)
+    taken = g_array_index (labels, GQuark, i) == label;
+  if (taken)
+    add_region (self, t, x - ox, y - oy, w, h);
+}
+
+#ifdef HAVE_GST_ANALYTICS
+/* The object detections of an analytics relation meta, in its order. A
+ * detection's location is the rectangle that bounds it, rotated or not. */
+static void
+add_detections (GstGpuConvolve * self, Tally * t, GstAnalyticsRelationMeta *
+    meta, gint64 ox, gint64 oy)
+{
+  const GstAnalyticsMtdType od = gst_analytics_od_mtd_get_mtd_type ();
+  gpointer state = NULL;
+  GstAnalyticsODMtd mtd;
+
+  while (gst_analytics_relation_meta_iterate (meta, &state, od, &mtd)) {
+    gint x, y, w, h;
+    gfloat confidence;
+    if (gst_analytics_od_mtd_get_location (&mtd, &x, &y, &w, &h,
+            &confidence))
+      add_meta_region (self, t, gst_analytics_od_mtd_get_obj_type (&mtd),
+          ox, oy, x, y, w, h);
+  }
+}
+#endif
+
+/* The regions from a buffer's metas, in the buffer's order, in the
+ * frame's pixels. */
 static void
 add_meta_regions (GstGpuConvolve * self, Tally * t, GstBuffer * inbuf)
 {
   /* metas are in the buffer's pixels; the frame is its crop region */
   GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta (inbuf);
   const gint64 ox = crop ? crop->x : 0, oy = crop ? crop->y : 0;
-  const gboolean any_type = !self->region_type || !*self->region_type;
+#ifndef HAVE_GST_ANALYTICS
+  const GType unread_api = g_type_from_name ("GstAnalyticsRelationMetaAPI");
+#endif
   gpointer state = NULL;
   GstMeta *meta;
 
-  while ((meta = gst_buffer_iterate_meta_filtered (inbuf, &state,
-              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    const GstVideoRegionOfInterestMeta *m =
-        (const GstVideoRegionOfInterestMeta *) meta;
-    if (any_type || g_strcmp0 (g_quark_to_string (m->roi_type),
-            self->region_type) == 0)
-      add_region (self, t, (gint64) m->x - ox, (gint64) m->y - oy, m->w,
-          m->h);
+  while ((meta = gst_buffer_iterate_meta (inbuf, &state))) {
+    const GType api = meta->info->api;
+
+    if (api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE) {
+      const GstVideoRegionOfInterestMeta *m =
+          (const GstVideoRegionOfInterestMeta *) meta;
+      add_meta_region (self, t, m->roi_type, ox, oy, m->x, m->y, m->w, m->h);
+    }
+#ifdef HAVE_GST_ANALYTICS
+    else if (api == GST_ANALYTICS_RELATION_META_API_TYPE)
+      add_detections (self, t, (GstAnalyticsRelationMeta *) meta, ox, oy);
+#else
+    /* built against GStreamer 1.22, run with 1.24 or later: detections
+     * may be in it that a mask would silently leave out */
+    else if (api == unread_api)
+      t->unread++;
+#endif
   }
 }
 
@@ -348,10 +439,17 @@ notice_text (GstGpuConvolve * self, Notice notice, const Tally * t)
     then = " (region-fail=error)";
   else if (notice == NOTICE_TOO_MANY)
     then = "; the regions past the 256th are filtered (region-fail=open)";
+  else if (notice == NOTICE_UNREAD)
+    then = "; only the other regions are applied (region-fail=open)";
   else if (inside)
     then = "; the frame is passed unfiltered (region-fail=open)";
   else
     then = "; the whole frame is filtered (region-fail=open)";
+  if (notice == NOTICE_UNREAD)
+    return g_strdup_printf ("the buffer has %u analytics meta(s) "
+        "(GstAnalyticsRelationMeta), whose object detections this build "
+        "cannot read: it was built without gstreamer-analytics-1.0%s",
+        t->unread, then);
   if (notice == NOTICE_TOO_MANY)
     return g_strdup_printf ("%u regions on a frame, %d at most: with "
         "region-mode=outside the rest cannot be merged without leaving "
@@ -369,7 +467,7 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
     GcvFrameOptions * options)
 {
   GArray *out = self->frame_regions;
-  Tally t = { 0, 0 };
+  Tally t = { 0, 0, 0 };
   Notice notice = NOTICE_NONE;
 
   options->region_mode = self->region_mode;
@@ -388,7 +486,9 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
   if (self->region_source != GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY)
     add_meta_regions (self, &t, inbuf);
 
-  if (t.asked > 0 && out->len == 0)
+  if (t.unread > 0)
+    notice = NOTICE_UNREAD;
+  else if (t.asked > 0 && out->len == 0)
     notice = NOTICE_NONE_COVERS;
   else if (t.beyond > 0)
     notice = self->region_mode == GCV_REGIONS_OUTSIDE ? NOTICE_TOO_MANY :
@@ -396,6 +496,7 @@ gst_gpu_convolve_regions_for_frame (GstGpuConvolve * self, GstBuffer * inbuf,
   if (notice >= NOTICE_TOO_MANY) {
     GST_DEBUG_OBJECT (self, "the regions cannot be applied as asked: %s",
         notice == NOTICE_TOO_MANY ? "too many for outside" :
+        notice == NOTICE_UNREAD ? "analytics metas unread" :
         "none in the frame");
     /* closed: the whole frame filtered, in the mode asked (so that what
      * the mode needs, such as the same format in and out, still holds) */
@@ -474,27 +575,35 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    * GstGpuConvolve:region-source:
    *
    * Where a frame's regions come from: the regions property, the buffer's
-   * GstVideoRegionOfInterestMeta (only those of region-type, when it is
-   * set), or both.
+   * metas (roi-meta), or both. The metas are its
+   * GstVideoRegionOfInterestMeta and, in a build with GStreamer's
+   * analytics library (GStreamer 1.24 and later), the object detections
+   * (GstAnalyticsODMtd) of its GstAnalyticsRelationMeta; only those whose
+   * label region-type lists, when it lists any.
    *
    * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGION_SOURCE,
       g_param_spec_enum ("region-source", "Region source",
-          "Where the regions come from: the property, the buffer's ROI "
-          "metas, or both", GST_TYPE_GPU_CONVOLVE_REGION_SOURCE,
+          "Where the regions come from: the property, the buffer's metas "
+          "(" METAS "), or both",
+          GST_TYPE_GPU_CONVOLVE_REGION_SOURCE,
           GST_GPU_CONVOLVE_REGION_SOURCE_PROPERTY, live));
   /**
    * GstGpuConvolve:region-type:
    *
-   * With region-source roi-meta or both: only the metas of this type (for
-   * example `face`); empty or unset takes every one.
+   * With region-source roi-meta or both: only the metas of these labels,
+   * separated by commas (for example `face` or `face,person`): a ROI
+   * meta's type, an object detection's object type. Empty or unset takes
+   * every one.
    *
    * Since: 0.2
    */
   g_object_class_install_property (gobject_class, first + REGION_TYPE,
       g_param_spec_string ("region-type", "Region type",
-          "Only ROI metas of this type (e.g. face); empty: all", NULL, live));
+          "Only metas of these labels, comma-separated (a ROI meta's type, "
+          "an object detection's object type; e.g. face,person); empty: all",
+          NULL, live));
   /**
    * GstGpuConvolve:region-mode:
    *
@@ -512,9 +621,11 @@ gst_gpu_convolve_regions_install (GObjectClass * gobject_class, guint first)
    *
    * What a frame gets when regions were asked for (region-mode inside or
    * outside) but cannot be applied as asked: none has a pixel in the
-   * frame, or (outside) a frame has more than 256. closed filters the
-   * whole frame, error stops the stream, open filters what the regions
-   * allow; closed and open post a warning at each change.
+   * frame, (outside) a frame has more than 256, or its analytics metas
+   * cannot be read (a build without GStreamer's analytics library, run
+   * with 1.24 or later). closed filters the whole frame, error stops
+   * the stream, open filters what the regions allow; closed and open
+   * post a warning at each change.
    * docs/regions.md.
    *
    * Since: 0.2

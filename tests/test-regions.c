@@ -3,12 +3,18 @@
  * the reference with a mask (ref_region_filtered()), regions from the
  * property, from ROI metas and from both, with overlaps, edges, empty
  * regions and regions outside the frame; the crop origin; 4:2:0 chroma;
+ * GStreamer's analytics object detections (where the analytics library
+ * was found: by label, with the property, the crop origin, > 256, none);
  * GRAY16_LE, RGB and P010_10LE;
  * statistics of the filtered area; and the refusals. On the CUDA backend,
  * which filters whole frames only in this version, the refusal is what is
  * checked. */
 #include "common-formats.h"
 #include "gcv-regions.h"
+
+#ifdef GCVT_HAVE_ANALYTICS
+#include <gst/analytics/analytics.h>
+#endif
 
 #include <math.h>
 #include <stdarg.h>
@@ -239,9 +245,11 @@ GST_START_TEST (test_regions_roi_meta)
 
 GST_END_TEST;
 
-/* A crop meta: the frame is the crop region, and ROI metas, in the
- * buffer's pixels, are moved by its origin. */
-GST_START_TEST (test_regions_crop)
+/* A crop meta: the frame is the crop region, and the metas, in the
+ * buffer's pixels, are moved by its origin. `add_meta` puts the one
+ * region on the buffer (a ROI meta, an object detection). */
+static void
+check_crop (void (*add_meta) (GstBuffer * buf, const gint r[4]))
 {
   const guint full_w = 96, full_h = 64, cx = 11, cy = 7, w = 64, hgt = 40;
   const gint roi[] = { 30, 20, 25, 18 };        /* in the buffer's pixels */
@@ -273,8 +281,7 @@ GST_START_TEST (test_regions_crop)
   crop->y = cy;
   crop->width = w;
   crop->height = hgt;
-  gst_buffer_add_video_region_of_interest_meta (buf, "face", roi[0], roi[1],
-      roi[2], roi[3]);
+  add_meta (buf, roi);
   out = gcvt_process (h, buf);
   mask = mask_new (want, 1, 1, w, hgt, w, hgt, 1);
   gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, &p, mask,
@@ -287,6 +294,18 @@ GST_START_TEST (test_regions_crop)
   ref_image_free (in);
   ref_image_free (full);
   g_rand_free (r);
+}
+
+static void
+add_face (GstBuffer * buf, const gint r[4])
+{
+  gst_buffer_add_video_region_of_interest_meta (buf, "face", r[0], r[1],
+      r[2], r[3]);
+}
+
+GST_START_TEST (test_regions_crop)
+{
+  check_crop (add_face);
 }
 
 GST_END_TEST;
@@ -661,6 +680,23 @@ count_warnings (GstElement * e)
   return n;
 }
 
+/* `buf` (taken), a GRAY8 frame of `in`, through `h`: filtered exactly
+ * where `want` (n_want rectangles, region mode `mode`; 0: the whole
+ * frame) says. */
+static void
+check_buffer (GstHarness * h, GstBuffer * buf, const RefImage * in,
+    const RefParams * p, const gint * want, guint n_want, guint mode,
+    const gchar * what)
+{
+  gboolean *mask = mode ? mask_new (want, n_want, mode, in->width,
+      in->height, in->width, in->height, 1) : NULL;
+  GstBuffer *out = gcvt_process (h, buf);
+
+  gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, p, mask, what);
+  gst_buffer_unref (out);
+  g_free (mask);
+}
+
 /* One GRAY8 frame through `h`, with a `face` ROI meta for each of the
  * n_metas rectangles: filtered exactly where `want` (n_want rectangles,
  * region mode `mode`; 0: the whole frame) says. */
@@ -669,17 +705,11 @@ check_frame (GstHarness * h, const RefImage * in, const RefParams * p,
     const gint * metas, guint n_metas, const gint * want, guint n_want,
     guint mode, const gchar * what)
 {
-  GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), *out;
-  gboolean *mask = mode ? mask_new (want, n_want, mode, in->width,
-      in->height, in->width, in->height, 1) : NULL;
+  GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE);
 
   for (guint i = 0; i < n_metas; i++)
-    gst_buffer_add_video_region_of_interest_meta (buf, "face", metas[4 * i],
-        metas[4 * i + 1], metas[4 * i + 2], metas[4 * i + 3]);
-  out = gcvt_process (h, buf);
-  gcvt_check_frame_masked (out, REF_GRAY8, REF_GRAY8, in, p, mask, what);
-  gst_buffer_unref (out);
-  g_free (mask);
+    add_face (buf, metas + 4 * i);
+  check_buffer (h, buf, in, p, want, n_want, mode, what);
 }
 
 /* A GRAY8 element with a 5x5 box filter, for the cases below. */
@@ -1181,6 +1211,237 @@ GST_START_TEST (test_regions_thin_frame)
 
 GST_END_TEST;
 
+#ifdef GCVT_HAVE_ANALYTICS
+/* An object detection labelled `label` at `r` on `buf`, in its analytics
+ * relation meta, as a detector's tensor decoder attaches them. */
+static void
+add_detection_labelled (GstBuffer * buf, const gchar * label,
+    const gint r[4])
+{
+  GstAnalyticsRelationMeta *m = gst_buffer_get_analytics_relation_meta (buf);
+  GstAnalyticsODMtd od;
+
+  if (!m)
+    m = gst_buffer_add_analytics_relation_meta (buf);
+  fail_unless (gst_analytics_relation_meta_add_od_mtd (m,
+          g_quark_from_string (label), r[0], r[1], r[2], r[3], 0.8f, &od));
+}
+
+static void
+add_person (GstBuffer * buf, const gint r[4])
+{
+  add_detection_labelled (buf, "person", r);
+}
+
+/* A GRAY8 frame of `in` with the n detections `dets`, each labelled
+ * labels[i], and the n_roi ROI metas `rois` labelled roi_labels[i]. */
+static GstBuffer *
+detections_buffer (const RefImage * in, const gint * dets,
+    const gchar ** labels, guint n, const gint * rois,
+    const gchar ** roi_labels, guint n_roi)
+{
+  GstBuffer *buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE);
+
+  for (guint i = 0; i < n; i++)
+    add_detection_labelled (buf, labels[i], dets + 4 * i);
+  for (guint i = 0; i < n_roi; i++)
+    gst_buffer_add_video_region_of_interest_meta (buf, roi_labels[i],
+        rois[4 * i], rois[4 * i + 1], rois[4 * i + 2], rois[4 * i + 3]);
+  return buf;
+}
+
+/* Object detections as regions: only those whose label region-type lists
+ * (a list, blanks around a label ignored), ROI metas of those labels
+ * with them; every one when region-type is empty; the property's with
+ * region-source=both; a frame with no detection of those labels, or no
+ * analytics meta, copied without a word; detections that all miss the
+ * frame fail closed. */
+GST_START_TEST (test_regions_analytics)
+{
+  const gint dets[] = { 10, 10, 30, 20, 50, 10, 20, 20, 100, 40, 40, 30 };
+  const gchar *labels[] = { "person", "dog", "car" };
+  const gint rois[] = { 60, 60, 20, 20, 5, 60, 20, 20 };
+  const gchar *roi_labels[] = { "car", "face" };
+  const gint prop[] = { 130, 5, 20, 20 };
+  const gint off[] = { 200, 100, 10, 10 };
+  gint want[4 * 6];
+  GRand *r = ref_rand_new_seeded ("test_regions_analytics", 83);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 160, 90, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  g_object_set (e, "region-mode", 1, "region-source", 1, "region-type",
+      " person, car ", NULL);
+  set_regions (e, prop, 1);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 160, 90);
+  /* person and car detections, the car ROI meta; not the dog, the face */
+  memcpy (want, dets, 4 * sizeof (gint));
+  memcpy (want + 4, dets + 8, 4 * sizeof (gint));
+  memcpy (want + 8, rois, 4 * sizeof (gint));
+  check_buffer (h, detections_buffer (in, dets, labels, 3, rois,
+          roi_labels, 2), in, &p, want, 3, 1, "person and car");
+  /* every label */
+  g_object_set (e, "region-type", "", NULL);
+  memcpy (want, dets, sizeof (dets));
+  memcpy (want + 12, rois, sizeof (rois));
+  check_buffer (h, detections_buffer (in, dets, labels, 3, rois,
+          roi_labels, 2), in, &p, want, 5, 1, "every label");
+  /* the property's and the dog's */
+  g_object_set (e, "region-source", 2, "region-type", "dog", NULL);
+  memcpy (want, prop, sizeof (prop));
+  memcpy (want + 4, dets + 4, 4 * sizeof (gint));
+  check_buffer (h, detections_buffer (in, dets, labels, 3, rois,
+          roi_labels, 2), in, &p, want, 2, 1, "both, dog");
+  /* none of the labels, no analytics meta: nothing asked, copied */
+  g_object_set (e, "region-source", 1, "region-type", "cat", NULL);
+  check_buffer (h, detections_buffer (in, dets, labels, 3, NULL, NULL, 0),
+      in, &p, NULL, 0, 1, "no cat");
+  check_buffer (h, gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE), in, &p,
+      NULL, 0, 1, "no meta");
+  fail_unless_equals_int (count_warnings (e), 0);
+  /* a detection that misses the frame: the whole frame, a warning */
+  g_object_set (e, "region-type", "person", NULL);
+  check_buffer (h, detections_buffer (in, off, labels, 1, NULL, NULL, 0),
+      in, &p, NULL, 0, 0, "off the frame");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "off the frame", "none of the 1 region",
+      "region-fail=closed", NULL);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* A detection in a cropped buffer's pixels, moved by the crop origin. */
+GST_START_TEST (test_regions_analytics_crop)
+{
+  check_crop (add_person);
+}
+
+GST_END_TEST;
+
+/* More than 256 detections: inside, the last region grows to take the
+ * 257th (a warning says so); outside, 200 ROI metas and 57 detections
+ * are 257 regions of one frame: closed filters the whole frame. */
+GST_START_TEST (test_regions_analytics_overflow)
+{
+  gint rects[4 * 257], want[4 * 256];
+  const gchar *labels[257];
+  GRand *r = ref_rand_new_seeded ("test_regions_analytics_overflow", 84);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 80, 60, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+
+  for (guint i = 0; i < 257; i++)
+    labels[i] = "person";
+  grid_regions (rects, 257);
+  g_object_set (e, "region-mode", 1, "region-source", 1, NULL);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 80, 60);
+  memcpy (want, rects, sizeof (want));
+  want[4 * 255 + 2] = rects[4 * 256] + 2 - rects[4 * 255];
+  check_buffer (h, detections_buffer (in, rects, labels, 257, NULL, NULL,
+          0), in, &p, want, 256, 1, "257 detections, inside");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "grown", "257 regions", "more than asked", NULL);
+  g_object_set (e, "region-mode", 2, NULL);
+  check_buffer (h, detections_buffer (in, rects + 4 * 200, labels, 57,
+          rects, labels, 200), in, &p, NULL, 0, 0, "257 metas, outside");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "outside", "257 regions", "region-fail=closed",
+      NULL);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+/* named for the skip's line only: it is not built */
+#define test_regions_analytics_unread NULL
+#else
+/* named for the skip's line only: they are not built */
+#define test_regions_analytics NULL
+#define test_regions_analytics_crop NULL
+#define test_regions_analytics_overflow NULL
+
+static gboolean
+relation_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+{
+  return TRUE;
+}
+
+/* A meta of the API GStreamer 1.24's analytics relation meta has, as a
+ * build against 1.22 sees one at run time with 1.24 or later. */
+static const GstMetaInfo *
+relation_meta_info (void)
+{
+  static const gchar *tags[] = { NULL };
+  static const GstMetaInfo *info;
+
+  if (!info)
+    info = gst_meta_register (gst_meta_api_type_register
+        ("GstAnalyticsRelationMetaAPI", tags), "GcvtRelationMeta",
+        sizeof (GstMeta), relation_meta_init, NULL, NULL);
+  return info;
+}
+
+/* A build without the analytics library cannot read the detections of an
+ * analytics meta: a frame that has one fails as region-fail says (closed:
+ * the whole frame; open: the other regions only; error: stop), each
+ * with its message; a frame without one is filtered as asked. */
+GST_START_TEST (test_regions_analytics_unread)
+{
+  const gint face[] = { 20, 10, 16, 12 };
+  GRand *r = ref_rand_new_seeded ("test_regions_analytics_unread", 85);
+  RefImage *in = gcvt_random_image (r, REF_GRAY8, 64, 48, 0, 0);
+  RefParams p;
+  RefKernel *k;
+  GstElement *e = box_element (&p, &k);
+  GstHarness *h;
+  GstBuffer *buf;
+
+  g_object_set (e, "region-mode", 1, "region-source", 1, NULL);
+  h = gcvt_harness_new (e);
+  gcvt_set_caps (h, REF_GRAY8, REF_GRAY8, 64, 48);
+  check_frame (h, in, &p, face, 1, face, 1, 1, "no analytics meta");
+  fail_unless_equals_int (count_warnings (e), 0);
+  buf = gcvt_buffer_new (in, REF_GRAY8, 0, 0, FALSE);
+  add_face (buf, face);
+  gst_buffer_add_meta (buf, relation_meta_info (), NULL);
+  check_buffer (h, gst_buffer_ref (buf), in, &p, NULL, 0, 0, "closed");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "closed", "analytics meta",
+      "gstreamer-analytics-1.0", "region-fail=closed", NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "open");
+  check_buffer (h, gst_buffer_ref (buf), in, &p, face, 1, 1, "open");
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_WARNING),
+      GST_MESSAGE_WARNING, "open", "analytics meta", "region-fail=open",
+      NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "region-fail", "error");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  assert_message_has (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
+      GST_MESSAGE_ERROR, "error", "analytics meta", "region-fail=error",
+      NULL);
+  gst_harness_teardown (h);
+  gcvt_element_unref (e);
+  ref_kernel_free (k);
+  ref_image_free (in);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+#endif
+
 static Suite *
 regions_suite (void)
 {
@@ -1188,6 +1449,8 @@ regions_suite (void)
   TCase *tc = tcase_create ("general");
   const gchar *whole = "the CUDA backend filters whole frames only: "
       "test_regions_property checks its refusal";
+  const gchar *analytics = "built without GStreamer's analytics library "
+      "(gstreamer-analytics-1.0, GStreamer 1.24 and later)";
 
   tcase_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
@@ -1207,6 +1470,17 @@ regions_suite (void)
   GCVT_ADD_TEST_IF (tc, test_regions_cut_thin, !gcvt_on_cuda (),
       "the CPU engine's cut");
   GCVT_ADD_TEST_IF (tc, test_regions_thin_frame, !gcvt_on_cuda (), whole);
+#ifdef GCVT_HAVE_ANALYTICS
+  analytics = gcvt_on_cuda ()? whole : NULL;
+#endif
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics, analytics == NULL, analytics);
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics_crop, analytics == NULL,
+      analytics);
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics_overflow, analytics == NULL,
+      analytics);
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics_unread, analytics != NULL
+      && !gcvt_on_cuda (), analytics ? whole : "built with GStreamer's "
+      "analytics library: its metas are read");
   return s;
 }
 
