@@ -353,7 +353,7 @@ check "the corrupt file failed alone, its error in the report" json_check "$out/
   'f["corrupt.webm"]["status"] == "failed" and f["corrupt.webm"]["attempts"] == 3 and "error from typefind" in f["corrupt.webm"]["error"] and r["totals"]["done"] == 4 and r["totals"]["failed"] == 1'
 # (which worker runs which file is the workers' pace: one may take them all)
 check "a worker on each node, the files on the CPU backend" json_check "$out/report.json" \
-  'r["ray"]["nodes"] == 2 and r["totals"]["workers"] == 2 and sorted(w["node"]["ip"] for w in r["workers"]) == ["127.0.0.2", "127.0.0.3"] == {"127.0.0.2", "127.0.0.3"} and {x["node"]["ip"] for x in r["files"]} <= {"127.0.0.2", "127.0.0.3"} and r["ray"]["gpus_per_task"] == 0 and all("on cpu" in a for x in r["files"] if x["status"] == "done" for a in x["algorithms"].values())'
+  'r["ray"]["nodes"] == 2 and r["totals"]["workers"] == 2 and sorted(w["node"]["ip"] for w in r["workers"]) == ["127.0.0.2", "127.0.0.3"] and {x["node"]["ip"] for x in r["files"]} <= {"127.0.0.2", "127.0.0.3"} and r["ray"]["gpus_per_task"] == 0 and all("on cpu" in a for x in r["files"] if x["status"] == "done" for a in x["algorithms"].values())'
 check "frames counted" json_check "$out/report.json" \
   'r["totals"]["frames"] == 60 and all(f[n]["frames"] == 15 for n in f if n != "corrupt.webm")'
 check "no temporary file left, no output for the failed file" \

@@ -41,6 +41,7 @@ class _Worker:
     incarnation: int = 0
     ready_ref: Any = None
     place: dict[str, Any] | None = None
+    last_place: dict[str, Any] | None = None     # where an earlier actor ran
     # the running attempts: object ref -> (job, attempt number)
     running: dict[Any, tuple[Job, int]] = field(default_factory=dict)
     alone: bool = False          # runs a file that must run alone
@@ -86,6 +87,7 @@ class Scheduler:
         w.actor = ray.remote(Slot).options(**options).remote(w.index, self.runner, self.env,
                                                              self.progress)
         w.ready_ref = w.actor.ready.remote()
+        w.last_place = w.place or w.last_place
         w.place = None
         w.alone = False
 
@@ -317,7 +319,8 @@ class Scheduler:
         process's starts."""
         out = []
         for w in self.workers:
-            place = w.place or {"node": None, "gpus": [], "cuda_visible_devices": None}
+            place = (w.place or w.last_place
+                     or {"node": None, "gpus": [], "cuda_visible_devices": None})
             starts = [s for n in sorted(w.starts) for s in w.starts[n]]
             out.append({"worker": w.index, **place, "files": w.share.files,
                         "actors": w.incarnation, "starts": starts, "jobs": w.jobs})

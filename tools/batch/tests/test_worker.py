@@ -222,12 +222,12 @@ class Client(unittest.TestCase):
             while worker.running < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)
             time.sleep(0.5)
-            os.kill(worker.pid, signal.SIGABRT)
+            os.kill(worker.pid, signal.SIGKILL)
             for t in threads:
                 t.join(20)
             self.assertEqual(sorted(lost), [0, 1, 2])
             for e in lost.values():
-                self.assertIn("killed by signal SIGABRT", str(e))
+                self.assertIn("killed by signal SIGKILL", str(e))
                 self.assertEqual((e.shared, e.culprit), (3, None))
             self.assertFalse(worker.alive)
             with self.assertRaises(serve.WorkerLost):
