@@ -47,7 +47,7 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   GstGpuConvolveInfo info;
   GstBufferPool *pool;
   GstCaps *caps;
-  guint size;
+  guint size, min, max;
 
   if (!GST_GPU_CONVOLVE_PARENT_CLASS->propose_allocation (trans,
           decide_query, query))
@@ -67,14 +67,22 @@ gst_gpu_convolve_propose_allocation (GstBaseTransform * trans,
   /* upstream writes frames straight into pinned memory, or into CUDA
    * memory of our context where the caps say so; on the CPU into plain
    * memory that, unlike GStreamer's default, fails an allocation with an
-   * error rather than aborting */
-  pool = make_pool (self, caps, &info,
-      gst_gpu_convolve_max_in_flight (self) + 1, 0, &size);
+   * error rather than aborting. In CUDA memory (an NVDEC decoder, which
+   * keeps its reference frames in surfaces of its own) no more than the
+   * frames in flight here, the one being decoded and one on its way: a
+   * frame of device memory is worth bounding, and the decoder waits for a
+   * buffer rather than growing the pool. Elsewhere no maximum: a software
+   * decoder keeps its reference frames in the buffers of this pool. */
+  min = gst_gpu_convolve_max_in_flight (self) + 1;
+  max = info.cuda_memory ? min + 1 : 0;
+  pool = make_pool (self, caps, &info, min, max, &size);
   if (pool) {
+    GST_INFO_OBJECT (self, "proposing upstream a pool of %u to %u buffers "
+        "(0: no maximum) of %u bytes%s", min, max, size, info.cuda_memory ?
+        " in CUDA memory" : "");
     /* upstream only says it could not go on; the pool says why */
     gst_gpu_convolve_pool_report_to (pool, GST_ELEMENT (self));
-    gst_query_add_allocation_pool (query, pool, size,
-        gst_gpu_convolve_max_in_flight (self) + 1, 0);
+    gst_query_add_allocation_pool (query, pool, size, min, max);
     if (!info.cuda_memory) {
       GstAllocator *allocator =
           gst_gpu_convolve_allocator_get (gst_gpu_convolve_engine_is_cuda
@@ -137,6 +145,10 @@ gst_gpu_convolve_decide_allocation (GstBaseTransform * trans,
     gst_object_unref (pool);
     return refuse_frames (self, query);
   }
+  GST_INFO_OBJECT (self, "output pool: %u buffers of %u bytes%s at first "
+      "(downstream's minimum and %u in flight), no maximum", min, size,
+      info.cuda_memory ? " in CUDA memory" : "",
+      gst_gpu_convolve_max_in_flight (self));
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
   else

@@ -30,48 +30,6 @@ static const gchar *const path_names[BATCH_N_PATHS] = { "{input}",
   "{output}"
 };
 
-/* While not NULL, GLib's warnings and criticals (GObject's "value is
- * invalid or out of range", the element's "refusing ...") are collected
- * here instead of printed: they are errors where they are collected.
- * (batch_collect_begin is called from the main thread only.) */
-static GString *collected;
-
-static GLogWriterOutput
-log_writer (GLogLevelFlags level, const GLogField * fields, gsize n_fields,
-    gpointer user_data)
-{
-  if (!collected || !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL)))
-    return g_log_writer_default (level, fields, n_fields, user_data);
-  for (gsize i = 0; i < n_fields; i++) {
-    if (!g_str_equal (fields[i].key, "MESSAGE"))
-      continue;
-    if (collected->len)
-      g_string_append (collected, "; ");
-    g_string_append_len (collected, fields[i].value, fields[i].length);
-  }
-  return G_LOG_WRITER_HANDLED;
-}
-
-void
-batch_collect_begin (void)
-{
-  g_assert (collected == NULL);
-  collected = g_string_new (NULL);
-}
-
-gchar *
-batch_collect_end (void)
-{
-  GString *text = collected;
-
-  collected = NULL;
-  if (!text->len) {
-    g_string_free (text, TRUE);
-    return NULL;
-  }
-  return g_string_free (text, FALSE);
-}
-
 static guint
 count_in (const gchar * text, const gchar * word)
 {
@@ -559,10 +517,4 @@ batch_make_gpuconvolve (void)
     return NULL;
   }
   return gst_object_ref_sink (element);
-}
-
-void
-batch_log_init (void)
-{
-  g_log_set_writer_func (log_writer, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 
 #include <gst/gst.h>
 
+#include "batch-log.h"
+
 G_BEGIN_DECLS
 
 #define BATCH_PROGRAM "gpuconvolve-batch-run"
@@ -56,14 +58,6 @@ typedef struct
    * value, name, value...; made by batch_run_job */
   GPtrArray *algorithms;
 } BatchPlay;
-
-/* Routes GLib's warnings through batch_collect_begin/end; once, first. */
-void batch_log_init (void);
-/* While collecting, GLib's warnings and criticals are kept instead of
- * printed: they are errors where they are collected. */
-void batch_collect_begin (void);
-/* What was collected since batch_collect_begin(), or NULL when nothing. */
-gchar *batch_collect_end (void);
 
 gboolean batch_set_from_string (GObject * object, const gchar * name,
     const gchar * value, GError ** error);

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* gpuconvolve-batch-run serve: the warm worker of a gpuconvolve-batch slot
- * (docs/batch.md; tools/batch/gpuconvolve_batch/serve.py is the other
- * end). It loads GStreamer, the registry, gpuconvolve and nvcodec once,
- * keeps the CUDA context from one job to the next, and runs job after job:
- * a file through a description (batch-pipeline.c) or the edge-energy
- * analysis (examples/edge-energy-analysis.c).
+/* gpuconvolve-batch-run serve: the warm worker of a gpuconvolve-batch
+ * worker, one a GPU (docs/batch.md; tools/batch/gpuconvolve_batch/serve.py
+ * is the other end). It loads GStreamer, the registry, gpuconvolve, nvcodec
+ * and the CUDA context once, before the first job, and runs the jobs sent
+ * to it, each in a thread of its own, side by side: a file through a
+ * description (batch-pipeline.c) or the edge-energy analysis
+ * (examples/edge-energy-analysis.c). Every pipeline gets the one CUDA
+ * context of the process (GstContext), so that the decoders and
+ * gpuconvolve of all its files share it.
  *
  * Messages, both ways: a 32-bit little-endian count of items, then each
  * item as a 32-bit little-endian length and that many bytes. Items go in
  * pairs, a key then its value; a key may repeat (its values keep their
  * order). A path is a value as it is, never put into text.
  *
- * Requests, on standard input (the end of it ends the worker):
+ * Requests, on standard input (the end of it ends the worker, once its
+ * jobs have ended); each starts at once, beside those running:
  *   job pipeline      id, input, output, timeout, optionally preroll
  *                     (seconds it has to preroll, default 30, as the
  *                     edge-energy analysis has), then word for each word
@@ -19,7 +23,8 @@
  *   job edge-energy   id, input, output, timeout, and optionally backend,
  *                     path, reduce and threshold (edge-energy's options)
  * timeout: seconds the job may run, 0 for no limit; the job stops itself
- * there (its pipeline is stopped) and the worker goes on.
+ * there (its pipeline is stopped) and the worker goes on. id names the
+ * job in its replies: unique among the jobs running.
  *
  * Replies, on standard output:
  *   reply ready       pid, gstreamer (its version); once, when loaded
@@ -33,10 +38,10 @@
  *                     each gpuconvolve element (its last active-algorithm),
  *                     and log: the job's standard output and error (its
  *                     start and its end when long)
- * The jobs' own output never mixes with the replies: at the start the
- * requests and replies move to descriptors of their own, standard input
- * and output become /dev/null, and each job's standard output and error go
- * to a file of their own.
+ * The jobs' replies interleave, each whole. The jobs' own output never
+ * mixes with the replies: at the start the requests and replies move to
+ * descriptors of their own, standard input and output become /dev/null,
+ * and what a job's thread prints is kept for its reply (batch-log.c).
  */
 #include "batch-serve.h"
 #include "batch-pipeline.h"
@@ -52,24 +57,31 @@
 
 #define MAX_ITEMS (1 << 16)
 #define MAX_ITEM (16 << 20)
-#define LOG_HEAD (256 << 10)
-#define LOG_TAIL (64 << 10)
 #define PROGRESS_INTERVAL (G_USEC_PER_SEC / 2)
 /* how long a failed job's input may take to show its streams */
 #define DISCOVER_SECONDS 10
-/* GStreamer's CUDA context (GST_CUDA_CONTEXT_TYPE), kept between jobs */
+/* GStreamer's CUDA context (GST_CUDA_CONTEXT_TYPE), one a process */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
 typedef struct
 {
   int requests, replies;        /* the protocol's descriptors */
-  int null_fd, saved_err;
+  int null_fd;
   GMutex write_lock;
-  GList *contexts;              /* GstContext kept from job to job */
-  /* the job running */
+  GMutex lock;                  /* cuda and running */
+  GCond ended;
+  GstContext *cuda;             /* the process's CUDA context, or NULL */
+  guint running;                /* jobs running */
+} Serve;
+
+/* A job, in its own thread. */
+typedef struct
+{
+  Serve *s;
+  GPtrArray *req;
   gchar *id;
   gint64 last_progress;
-} Serve;
+} Job;
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -223,101 +235,106 @@ send_reply (Serve * s, GPtrArray * r)
 
 /* ---- what jobs share --------------------------------------------------- */
 
-/* The CUDA context of an earlier job goes to each new pipeline (a bin
- * hands its contexts to every element added to it, decoders included), so
- * that neither nvcodec nor gpuconvolve makes a context per file; the one
- * a pipeline ended with is kept for the next. */
+/* Answers a CUDA element's NEED_CONTEXT with the process's context (where
+ * the pipeline's bin had none to give), and keeps the first context an
+ * element made where the process had none yet (no GPU at start-up, or a
+ * pipeline without gpuconvolve). */
+static GstBusSyncReply
+on_sync_message (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  Serve *s = data;
+  const gchar *type = NULL;
+  GstContext *context = NULL;
+
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_NEED_CONTEXT
+      && gst_message_parse_context_type (msg, &type)
+      && g_str_equal (type, CUDA_CONTEXT_TYPE)) {
+    g_mutex_lock (&s->lock);
+    context = s->cuda ? gst_context_ref (s->cuda) : NULL;
+    g_mutex_unlock (&s->lock);
+    if (context) {
+      gst_element_set_context (GST_ELEMENT (GST_MESSAGE_SRC (msg)), context);
+      gst_context_unref (context);
+    }
+  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_HAVE_CONTEXT) {
+    gst_message_parse_have_context (msg, &context);
+    g_mutex_lock (&s->lock);
+    if (context && !s->cuda && g_str_equal (gst_context_get_context_type
+            (context), CUDA_CONTEXT_TYPE))
+      s->cuda = gst_context_ref (context);
+    g_mutex_unlock (&s->lock);
+    if (context)
+      gst_context_unref (context);
+  }
+  return GST_BUS_PASS;
+}
+
+/* The process's CUDA context goes to each new pipeline (a bin hands its
+ * contexts to every element added to it, decoders included, and answers
+ * their NEED_CONTEXT), so that no element of any file makes a context of
+ * its own: one context a GPU, not one a file. */
 static void
 on_pipeline (GstElement * pipeline, gboolean done, gpointer data)
 {
-  Serve *s = data;
-  GList *all;
+  Serve *s = ((Job *) data)->s;
+  GstBus *bus;
 
-  if (!done) {
-    for (GList * l = s->contexts; l; l = l->next)
-      gst_element_set_context (pipeline, l->data);
+  if (done)
     return;
+  g_mutex_lock (&s->lock);
+  if (s->cuda)
+    gst_element_set_context (pipeline, s->cuda);
+  g_mutex_unlock (&s->lock);
+  bus = gst_element_get_bus (pipeline);
+  gst_bus_set_sync_handler (bus, on_sync_message, s, NULL);
+  gst_object_unref (bus);
+}
+
+/* The CUDA context made before the first job: a gpuconvolve (backend
+ * auto) started in a pipeline of its own makes it, or finds no GPU (the
+ * CPU backend: nothing to share). What the first file would pay,
+ * cuCtxCreate and loading the CUDA library, is the worker's start-up. */
+static void
+warm_up_cuda (Serve * s)
+{
+  GstElement *pipeline = gst_pipeline_new ("warm-up");
+  GstElement *element = gst_element_factory_make ("gpuconvolve", NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+
+  if (element) {
+    gst_bin_add (GST_BIN (pipeline), element);
+    gst_bus_set_sync_handler (bus, on_sync_message, s, NULL);
+    gst_element_set_state (pipeline, GST_STATE_PAUSED);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
   }
-  all = gst_element_get_contexts (pipeline);
-  for (GList * l = all; l; l = l->next)
-    if (g_str_equal (gst_context_get_context_type (l->data),
-            CUDA_CONTEXT_TYPE)) {
-      g_list_free_full (s->contexts, (GDestroyNotify) gst_context_unref);
-      s->contexts = g_list_prepend (NULL, gst_context_ref (l->data));
-    }
-  g_list_free_full (all, (GDestroyNotify) gst_context_unref);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  GST_INFO ("CUDA context for every job: %" GST_PTR_FORMAT, s->cuda);
 }
 
 static void
 on_frame (guint frames, gpointer data)
 {
-  Serve *s = data;
+  Job *job = data;
   gint64 now = g_get_monotonic_time ();
   GPtrArray *r;
   gchar *n;
 
-  if (frames != 1 && now - s->last_progress < PROGRESS_INTERVAL)
+  if (frames != 1 && now - job->last_progress < PROGRESS_INTERVAL)
     return;
-  s->last_progress = now;
+  job->last_progress = now;
   r = reply_new ("progress");
   n = g_strdup_printf ("%u", frames);
-  reply_add (r, "id", s->id);
+  reply_add (r, "id", job->id);
   reply_add (r, "frames", n);
   g_free (n);
-  send_reply (s, r);
-}
-
-/* ---- a job's output ---------------------------------------------------- */
-
-/* Standard output and error into a file of the job's own. */
-static FILE *
-capture_begin (void)
-{
-  FILE *log = tmpfile ();
-
-  if (!log)
-    return NULL;
-  fflush (stdout);
-  fflush (stderr);
-  dup2 (fileno (log), STDOUT_FILENO);
-  dup2 (fileno (log), STDERR_FILENO);
-  return log;
-}
-
-/* Back to the worker's own; the job's output, its start and its end. */
-static GBytes *
-capture_end (Serve * s, FILE * log)
-{
-  GByteArray *text = g_byte_array_new ();
-  int fd = fileno (log);
-  off_t size;
-  guint8 *buf;
-
-  fflush (stdout);
-  fflush (stderr);
-  dup2 (s->null_fd, STDOUT_FILENO);
-  dup2 (s->saved_err, STDERR_FILENO);
-  size = lseek (fd, 0, SEEK_END);
-  buf = g_malloc (LOG_HEAD + LOG_TAIL);
-  if (size > 0 && size <= LOG_HEAD + LOG_TAIL) {
-    ssize_t r = pread (fd, buf, size, 0);
-    g_byte_array_append (text, buf, MAX (r, 0));
-  } else if (size > 0) {
-    ssize_t r = pread (fd, buf, LOG_HEAD, 0);
-    g_byte_array_append (text, buf, MAX (r, 0));
-    g_byte_array_append (text, (const guint8 *) "\n...\n", 5);
-    r = pread (fd, buf, LOG_TAIL, size - LOG_TAIL);
-    g_byte_array_append (text, buf, MAX (r, 0));
-  }
-  g_free (buf);
-  fclose (log);
-  return g_byte_array_free_to_bytes (text);
+  send_reply (job->s, r);
 }
 
 /* ---- the two kinds of job ---------------------------------------------- */
 
 static BatchStatus
-run_pipeline (Serve * s, GPtrArray * req, const gchar * input,
+run_pipeline (Job * job, GPtrArray * req, const gchar * input,
     const gchar * output, gint64 deadline, gboolean * timed_out,
     GPtrArray ** algorithms)
 {
@@ -349,7 +366,7 @@ run_pipeline (Serve * s, GPtrArray * req, const gchar * input,
   batch_template_init (&t, (gchar **) words->pdata);
   how.deadline = deadline;
   how.on_pipeline = on_pipeline;
-  how.data = s;
+  how.data = job;
   status = batch_run_job (&t, input, output, &how);
   *timed_out = how.timed_out;
   *algorithms = how.algorithms;
@@ -465,7 +482,7 @@ output_close (FILE * out, Output * o)
 /* The analysis, its CSV into the output (the temporary file the batch
  * made for it, which must exist). */
 static BatchStatus
-run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
+run_edge_energy (Job * job, GPtrArray * req, const gchar * input,
     const gchar * output, gint64 deadline, gboolean * timed_out,
     guint * frames, GPtrArray ** algorithms)
 {
@@ -486,7 +503,7 @@ run_edge_energy (Serve * s, GPtrArray * req, const gchar * input,
   o.deadline = deadline;
   o.on_frame = on_frame;
   o.on_pipeline = on_pipeline;
-  o.data = s;
+  o.data = job;
   out = output_open (output, &sink);
   if (!out) {
     g_printerr (BATCH_PROGRAM ": error: cannot open the temporary output: "
@@ -532,9 +549,13 @@ has_no_video (const gchar * input)
   return no_video;
 }
 
-static void
-run_request (Serve * s, GPtrArray * req)
+/* One job, in a thread of its own; its reply sent, it is freed. */
+static gpointer
+run_job (gpointer data)
 {
+  Job *job = data;
+  Serve *s = job->s;
+  GPtrArray *req = job->req;
   gchar *kind = value_of (req, "job", 0), *input = value_of (req, "input", 0);
   gchar *output = value_of (req, "output", 0);
   gchar *timeout = value_of (req, "timeout", 0), *end = NULL;
@@ -545,19 +566,10 @@ run_request (Serve * s, GPtrArray * req)
   BatchStatus status = BATCH_REFUSED;
   guint frames = 0;
   gdouble seconds = timeout ? g_ascii_strtod (timeout, &end) : -1;
-  FILE *log = capture_begin ();
+  BatchJobLog *log = batch_job_log_begin ();
   gchar *text;
 
-  s->id = value_of (req, "id", 0);
-  s->last_progress = 0;
-  if (!s->id)
-    s->id = g_strdup ("");
-  if (!log) {
-    /* (on the worker's own stderr) */
-    g_printerr (BATCH_PROGRAM ": error: cannot make a file for the job's "
-        "output: %s\n", g_strerror (errno));
-    status = BATCH_FAILED;
-  } else if (!kind || !input || !output || !timeout) {
+  if (!kind || !input || !output || !timeout) {
     g_printerr (BATCH_PROGRAM ": error: the request: a job needs job, id, "
         "input, output and timeout (paths without NUL bytes)\n");
   } else if (end == timeout || *end || !(seconds >= 0)) {
@@ -565,10 +577,10 @@ run_request (Serve * s, GPtrArray * req)
   } else {
     deadline = seconds > 0 ? start + (gint64) (seconds * G_USEC_PER_SEC) : 0;
     if (edge_energy)
-      status = run_edge_energy (s, req, input, output, deadline, &timed_out,
+      status = run_edge_energy (job, req, input, output, deadline, &timed_out,
           &frames, &algorithms);
     else if (g_str_equal (kind, "pipeline"))
-      status = run_pipeline (s, req, input, output, deadline, &timed_out,
+      status = run_pipeline (job, req, input, output, deadline, &timed_out,
           &algorithms);
     else
       g_printerr (BATCH_PROGRAM ": error: the request: no job %s\n", kind);
@@ -576,7 +588,7 @@ run_request (Serve * s, GPtrArray * req)
   }
 
   r = reply_new ("result");
-  reply_add (r, "id", s->id);
+  reply_add (r, "id", job->id);
   text = g_strdup_printf ("%d", status);
   reply_add (r, "status", text);
   g_free (text);
@@ -595,16 +607,52 @@ run_request (Serve * s, GPtrArray * req)
     reply_add (r, "algorithm", g_ptr_array_index (algorithms, i + 1));
   }
   g_ptr_array_add (r, g_bytes_new_static ("log", 3));
-  g_ptr_array_add (r, log ? capture_end (s, log) : g_bytes_new (NULL, 0));
+  g_ptr_array_add (r, batch_job_log_end (log));
   send_reply (s, r);
 
   if (algorithms)
     g_ptr_array_unref (algorithms);
-  g_clear_pointer (&s->id, g_free);
   g_free (kind);
   g_free (input);
   g_free (output);
   g_free (timeout);
+  g_free (job->id);
+  g_ptr_array_unref (job->req);
+  g_free (job);
+
+  g_mutex_lock (&s->lock);
+  s->running--;
+  g_cond_signal (&s->ended);
+  g_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* Starts `req` beside the jobs running (and takes it). */
+static void
+start_job (Serve * s, GPtrArray * req)
+{
+  Job *job = g_new0 (Job, 1);
+  GThread *thread;
+  GError *error = NULL;
+
+  job->s = s;
+  job->req = req;
+  job->id = value_of (req, "id", 0);
+  if (!job->id)
+    job->id = g_strdup ("");
+  g_mutex_lock (&s->lock);
+  s->running++;
+  g_mutex_unlock (&s->lock);
+  /* (detached: its resources go when it ends) */
+  thread = g_thread_try_new ("job", run_job, job, &error);
+  if (thread) {
+    g_thread_unref (thread);
+    return;
+  }
+  /* (no thread: run it here, in turn) */
+  g_printerr (BATCH_PROGRAM ": serve: %s\n", error->message);
+  g_clear_error (&error);
+  run_job (job);
 }
 
 /* Loads a plugin now, so that its cost (nvcodec opens the GPUs it sees)
@@ -633,17 +681,19 @@ batch_serve (void)
 
   s.requests = fcntl (STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
   s.replies = fcntl (STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  s.saved_err = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   s.null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (s.requests < 0 || s.replies < 0 || s.saved_err < 0 || s.null_fd < 0
+  if (s.requests < 0 || s.replies < 0 || s.null_fd < 0
       || dup2 (s.null_fd, STDIN_FILENO) < 0
       || dup2 (s.null_fd, STDOUT_FILENO) < 0) {
     g_printerr (BATCH_PROGRAM ": error: serve: %s\n", g_strerror (errno));
     return BATCH_FAILED;
   }
   g_mutex_init (&s.write_lock);
+  g_mutex_init (&s.lock);
+  g_cond_init (&s.ended);
   preload ("gpuconvolve");
   preload ("nvcodec");
+  warm_up_cuda (&s);
 
   r = reply_new ("ready");
   text = g_strdup_printf ("%d", (int) getpid ());
@@ -654,14 +704,18 @@ batch_serve (void)
   g_free (text);
   send_reply (&s, r);
 
-  while ((req = read_message (s.requests, &broken))) {
-    run_request (&s, req);
-    g_ptr_array_unref (req);
-  }
+  while ((req = read_message (s.requests, &broken)))
+    start_job (&s, req);
   if (broken)
     g_printerr (BATCH_PROGRAM ": error: serve: a request that is not one "
         "(or its end missing)\n");
-  g_list_free_full (s.contexts, (GDestroyNotify) gst_context_unref);
+  g_mutex_lock (&s.lock);
+  while (s.running)
+    g_cond_wait (&s.ended, &s.lock);
+  g_mutex_unlock (&s.lock);
+  g_clear_pointer (&s.cuda, gst_context_unref);
+  g_cond_clear (&s.ended);
+  g_mutex_clear (&s.lock);
   g_mutex_clear (&s.write_lock);
   close (s.requests);
   close (s.replies);

@@ -110,7 +110,7 @@ if not eval(sys.argv[2]):
         print("  ", {k: x[k] for k in ("input", "status", "attempts", "node", "error")})
     print("   totals:", r["totals"])
     for w in r.get("workers", []):
-        print("   slot:", {k: w[k] for k in ("slot", "actors", "starts", "jobs")})
+        print("   worker:", {k: w[k] for k in ("worker", "files", "actors", "starts", "jobs")})
     sys.exit(1)
 EOF
 }
@@ -351,17 +351,20 @@ check "the killed worker's file was retried and completed" json_check "$out/repo
   'f["smpte.webm"]["status"] == "done" and f["smpte.webm"]["attempts"] == 2 and "lost" in f["smpte.webm"]["failed_attempts"][0]["error"]'
 check "the corrupt file failed alone, its error in the report" json_check "$out/report.json" \
   'f["corrupt.webm"]["status"] == "failed" and f["corrupt.webm"]["attempts"] == 3 and "error from typefind" in f["corrupt.webm"]["error"] and r["totals"]["done"] == 4 and r["totals"]["failed"] == 1'
-# (which slot runs which file is the slots' pace: one may take them all)
-check "a slot on each node, the files on the CPU backend" json_check "$out/report.json" \
-  'r["ray"]["nodes"] == 2 and {w["node"]["ip"] for w in r["workers"]} == {"127.0.0.2", "127.0.0.3"} and {x["node"]["ip"] for x in r["files"]} <= {"127.0.0.2", "127.0.0.3"} and r["ray"]["gpus_per_task"] == 0 and all("on cpu" in a for x in r["files"] if x["status"] == "done" for a in x["algorithms"].values())'
+# (which worker runs which file is the workers' pace: one may take them all)
+check "a worker on each node, the files on the CPU backend" json_check "$out/report.json" \
+  'r["ray"]["nodes"] == 2 and r["totals"]["workers"] == 2 and sorted(w["node"]["ip"] for w in r["workers"]) == ["127.0.0.2", "127.0.0.3"] and {x["node"]["ip"] for x in r["files"]} <= {"127.0.0.2", "127.0.0.3"} and r["ray"]["gpus_per_task"] == 0 and all("on cpu" in a for x in r["files"] if x["status"] == "done" for a in x["algorithms"].values())'
 check "frames counted" json_check "$out/report.json" \
   'r["totals"]["frames"] == 60 and all(f[n]["frames"] == 15 for n in f if n != "corrupt.webm")'
 check "no temporary file left, no output for the failed file" \
   test -z "$(find "$out" -name '*.part' -o -name 'corrupt.csv')"
 check "the summary names each file's node" grep -q "^done  *smpte.webm .*node 127.0.0" "$work/batch1.log"
-# two slots, one per node; the killed slot's actor and worker started
+check "the report and the summary give the files of each node" eval 'json_check "$out/report.json" "sum(n[\"files\"] for n in r[\"nodes\"]) == 5 and all(n[\"files\"] == n[\"done\"] + n[\"failed\"] for n in r[\"nodes\"])" && grep -q "^gpuconvolve-batch: node 127.0.0.[23] (.*): [0-9]* file(s), " "$work/batch1.log"'
+check "the summary gives the worker start-ups" grep -q "^gpuconvolve-batch: 2 worker(s), 3 worker start-ups" "$work/batch1.log"
+check "the progress line shows the start-up" grep -q "joining $address" "$work/batch1.log"
+# two workers, one per node; the killed worker's actor and process started
 # again; the corrupt file's three failures restarted nothing
-check "a worker per slot, started again only where its slot was killed" \
+check "a worker process per node, started again only where its actor was killed" \
   json_check "$out/report.json" \
   'r["totals"]["slots"] == 2 and r["totals"]["worker_starts"] == 3 and sorted(w["actors"] for w in r["workers"]) == [1, 2] and all(len(w["starts"]) == w["actors"] for w in r["workers"])'
 check "Ray's start-up apart from the files' time" json_check "$out/report.json" \
@@ -491,8 +494,8 @@ check "pipeline job: each input's filtered video, and nothing else" \
   outputs_ok "$hostile_out/video" video $n_hostile
 check "edge-energy job: each input's CSV, and nothing else" \
   outputs_ok "$hostile_out/csv" csv $((n_hostile + 1))
-# (a slot that Ray places late may find the files done by the other)
-check "12 short files through two slots: each worker started once, then warm" \
+# (a worker that Ray places late may find the files done by the other)
+check "12 short files through two workers: each started once, then warm" \
   json_check "$hostile_out/csv/report.json" \
   'r["totals"]["slots"] == 2 and r["totals"]["worker_starts"] == 2 and all(len(w["starts"]) == 1 and w["actors"] == 1 for w in r["workers"]) and sum(x["worker"]["warm"] for x in r["files"]) == 12 - len({x["worker"]["pid"] for x in r["files"]}) and {x["worker"]["pid"] for x in r["files"]} <= {w["starts"][0]["pid"] for w in r["workers"]}'
 
@@ -505,11 +508,35 @@ victim=$(worker_pids)
 [ -n "$victim" ] && kill -KILL $victim
 wait_batch "$work/batch13.log"
 check "exit status 0" [ $? -eq 0 ]
-check "the file was retried and done, by a worker started again in its slot" \
+check "the file was retried and done, by a worker process started again" \
   json_check "$killed/report.json" \
   'f["ball.webm"]["status"] == "done" and f["ball.webm"]["attempts"] == 2 and "killed by signal SIGKILL" in f["ball.webm"]["failed_attempts"][0]["error"] and [(w["actors"], len(w["starts"])) for w in r["workers"]] == [(1, 2)]'
 check "... its output whole" cmp -s "$clips/ball.webm" "$killed/ball.webm"
 check "... no temporary file, no worker left" eval 'no_part "$killed" && no_worker_left'
+
+echo "== files side by side in one worker process; the process killed under them"
+# --cpus-per-task 0.25: four files at once in each node's worker. With
+# --retries 0: the attempts that a lost process ended under several files
+# do not count; each runs again alone.
+side=$work/side
+mkdir -p "$side"
+for i in 1 2 3 4 5 6; do cp "$clips/ball.webm" "$side/f$i.webm"; done
+start_batch "$work/batch16.log" --address "$address" -o "$work/out-side" --retries 0 \
+  --cpus-per-task 0.25 "$side"/*.webm \
+  --pipeline "$copy videotestsrc num-buffers=40 ! fakesink sync=true"
+until_true eval '[ "$(find "$work/out-side" -maxdepth 1 -name ".*.part" 2>/dev/null | wc -l)" -ge 6 ]'
+victim=$(worker_pids | head -n 1)
+sleep 0.3
+[ -n "$victim" ] && kill -KILL $victim
+wait_batch "$work/batch16.log"
+check "exit status 0" [ $? -eq 0 ]
+check "two workers of four files, one process each at first" json_check "$work/out-side/report.json" \
+  'r["totals"]["workers"] == 2 and r["totals"]["slots"] == 8 and all(w["files"] == 4 and w["actors"] == 1 for w in r["workers"]) and r["totals"]["worker_starts"] == 3'
+check "files side by side in one process" json_check "$work/out-side/report.json" \
+  'any(a["worker"]["pid"] == b["worker"]["pid"] and a["started"] < b["ended"] and b["started"] < a["ended"] for a in r["files"] for b in r["files"] if a is not b and a["status"] == b["status"] == "done")'
+check "the files of the killed process: retried, uncounted, and done" json_check "$work/out-side/report.json" \
+  'len([x for x in r["files"] if x["failed_attempts"] and not x["failed_attempts"][0]["counted"]]) >= 2 and all(x["status"] == "done" and open(x["output"], "rb").read() == open(x["input"], "rb").read() for x in r["files"])'
+check "... no temporary file, no worker left" eval 'no_part "$work/out-side" && no_worker_left'
 
 echo "== --timeout, and a file that fails mid-way"
 # Each file's pipeline reads it at 10 frames a second (6 s for long.webm,

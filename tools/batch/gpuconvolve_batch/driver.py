@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Runs a batch on Ray: slots of warm workers (schedule.py, slot.py) take
-file after file, a failed file is tried again, with a progress line while
-they run and the report at the end."""
+"""Runs a batch on Ray: a warm worker a GPU (a node without GPUs;
+schedule.py, slot.py) runs its files side by side, a failed file is tried
+again, with a progress line while they run and the report at the end."""
 from __future__ import annotations
 
 import collections
@@ -78,10 +78,13 @@ def run(plan: Plan, stop: StopSignals) -> int:
     started = time.monotonic()
     ray_info: dict[str, Any] = {}
     workers: list[dict[str, Any]] = []
+    line = ProgressLine(len(records), counts_frames=plan.spec.kind == "edge-energy",
+                        enabled=plan.show_progress)
     try:
         stop.check()                     # a signal while the arguments were checked
         if todo:
             _adopt_orphans()
+            line.phase("starting Ray" if not plan.address else f"joining {plan.address}")
             try:
                 with stop.breakable():   # Ray half started would leave processes
                     ray_started = time.monotonic()
@@ -94,17 +97,18 @@ def run(plan: Plan, stop: StopSignals) -> int:
             stop.check()
             share = _share(plan, ray_info, len(todo))
             ray_info.update(files_per_gpu=(plan.files_per_gpu or shares.FILES_PER_GPU)
-                            if plan.gpus_per_task is None and share.gpus > 0 else None,
-                            gpus_per_task=share.gpus, cpus_per_task=share.cpus,
-                            slots=share.count)
-            jobs = _jobs(plan, todo, share.gpus == 0)
-            workers = _execute(plan, jobs, records, share, stop)
+                            if plan.gpus_per_task is None and share.gpus_per_file > 0 else None,
+                            gpus_per_task=share.gpus_per_file, cpus_per_task=share.cpus_per_file,
+                            workers=len(share.workers), slots=share.files)
+            jobs = _jobs(plan, todo, share.gpus_per_file == 0)
+            workers = _execute(plan, jobs, records, share, stop, line)
     except Interrupted:
         pass
     except UsageError as e:
         print(f"gpuconvolve-batch: {e}", file=sys.stderr)
         return 2
     finally:
+        line.close()
         _stop_ray()
         _end_leftovers()
         _remove_parts(plan, wait=5)
@@ -226,7 +230,9 @@ def _connect(address: str | None) -> dict[str, Any]:
     resources = ray.cluster_resources()
     return {"address": address or "embedded", "gcs_address": ray.get_runtime_context().gcs_address,
             "version": ray.__version__, "nodes": len(nodes), "gpus": resources.get("GPU", 0),
-            "cpus": resources.get("CPU", 0)}
+            "cpus": resources.get("CPU", 0),
+            # (not in the report: each node's CPUs, for a worker a node)
+            "_node_cpus": {n["NodeID"]: n.get("Resources", {}).get("CPU", 0) for n in nodes}}
 
 
 def _adapt_ray() -> None:
@@ -308,36 +314,34 @@ def _route_ray_notices() -> None:
     ray_worker.print_to_stdstream = route
 
 
-def _share(plan: Plan, ray_info: dict[str, Any], files: int) -> shares.SlotShare:
-    """The slots: --files-per-gpu on each GPU (or --gpus-per-task's share),
-    else one per --cpus-per-task CPUs; no more than the CPUs hold, nor
-    than there are files."""
+def _share(plan: Plan, ray_info: dict[str, Any], files: int) -> shares.Share:
+    """The workers: one a GPU running --files-per-gpu files (or
+    --gpus-per-task's share), else one a node running its CPUs /
+    --cpus-per-task files; no more than the CPUs hold, nor than there
+    are files."""
     gpus = ray_info["gpus"]
+    node_cpus = ray_info.pop("_node_cpus", {})
     if plan.gpus_per_task and gpus == 0:
         if not plan.address:
             raise UsageError(f"--gpus-per-task {plan.gpus_per_task:g}: Ray sees no GPU on this "
                              "machine; use --gpus-per-task 0 (the CPU backend)")
-        print("gpuconvolve-batch: the cluster has no GPU now; the slots wait until a node "
+        print("gpuconvolve-batch: the cluster has no GPU now; the workers wait until a node "
               "with GPUs joins", file=sys.stderr)
     if plan.files_per_gpu and gpus == 0:
         print(f"gpuconvolve-batch: --files-per-gpu {plan.files_per_gpu}: Ray sees no GPU; "
               "the CPU backend runs CPUs / --cpus-per-task files at once", file=sys.stderr)
-    share = shares.share_of(plan.files_per_gpu or shares.FILES_PER_GPU, plan.gpus_per_task,
-                            plan.cpus_per_task, gpus, ray_info["cpus"])
-    if share.cpus > ray_info["cpus"]:
+    if plan.cpus_per_task > ray_info["cpus"]:
         if not plan.address:
-            raise UsageError(f"--cpus-per-task {share.cpus:g}: Ray sees {ray_info['cpus']:g} CPUs "
-                             "on this machine")
-        print(f"gpuconvolve-batch: --cpus-per-task {share.cpus:g}: the cluster has "
-              f"{ray_info['cpus']:g} CPUs now; the slots wait until a node that fits joins",
+            raise UsageError(f"--cpus-per-task {plan.cpus_per_task:g}: Ray sees "
+                             f"{ray_info['cpus']:g} CPUs on this machine")
+        print(f"gpuconvolve-batch: --cpus-per-task {plan.cpus_per_task:g}: the cluster has "
+              f"{ray_info['cpus']:g} CPUs now; the workers wait until a node that fits joins",
               file=sys.stderr)
-    fits = shares.cpu_limit(share, ray_info["cpus"])
-    if fits is not None and share.gpus > 0:
-        print(f"gpuconvolve-batch: {share.count} slots of {share.cpus:g} CPU(s) each do not fit "
-              f"the cluster's {ray_info['cpus']:g} CPUs: {fits} slots (a smaller "
-              "--cpus-per-task fits more)", file=sys.stderr)
-        share.count = fits
-    share.count = max(1, min(share.count, files))
+    share = shares.share_of(plan.files_per_gpu or shares.FILES_PER_GPU, plan.gpus_per_task,
+                            plan.cpus_per_task, gpus, node_cpus)
+    notice = shares.fit(share, ray_info["cpus"], files)
+    if notice:
+        print(f"gpuconvolve-batch: {notice}", file=sys.stderr)
     return share
 
 
@@ -359,21 +363,19 @@ def _jobs(plan: Plan, todo: list[int], cpu_only: bool) -> list[Job]:
 
 
 def _execute(plan: Plan, jobs: list[Job], records: list[dict[str, Any]],
-             share: shares.SlotShare, stop: StopSignals) -> list[dict[str, Any]]:
-    """Runs the files on the slots and fills in the records, until they end
-    or a signal asks to stop (then the files not done are cancelled).
+             share: shares.Share, stop: StopSignals, line: ProgressLine) -> list[dict[str, Any]]:
+    """Runs the files on the workers and fills in the records, until they
+    end or a signal asks to stop (then the files not done are cancelled).
     Returns the report's workers."""
     progress = Progress.remote()
-    line = ProgressLine(len(records), counts_frames=plan.spec.kind == "edge-energy",
-                        enabled=plan.show_progress)
     scheduler = schedule.Scheduler(jobs, records, share, plan.runner, plan.env, plan.retries,
                                    progress, line, stop)
     try:
         scheduler.run()
     finally:
         line.close()
-        scheduler.stop_slots()
-    return scheduler.workers()
+        scheduler.stop_workers()
+    return scheduler.report_workers()
 
 
 def _remove_parts(plan: Plan, wait: float) -> int:

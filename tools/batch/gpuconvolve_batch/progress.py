@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Progress: an actor that the slots tell their frames, and the line the
+"""Progress: an actor that the workers tell their files' frames, and the line the
 driver draws on stderr."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import ray
 
 @ray.remote(num_cpus=0)
 class Progress:
-    """Frames so far of each file (by job index), as its slot reports them;
+    """Frames so far of each file (by job index), as its worker reports them;
     a retry starts the count again."""
 
     def __init__(self) -> None:
@@ -39,10 +39,25 @@ class ProgressLine:
         self.tty = stream.isatty()
         self.started = time.monotonic()
         self.shown = False
+        self.last_phase: str | None = None
+
+    def phase(self, text: str) -> None:
+        """A start-up phase (starting Ray): the line says it until files run."""
+        if not self.enabled:
+            return
+        self._show(f"[{'-' * self.WIDTH}] {text}")
 
     def update(self, finished: int, failed: int, running: int, queued: int, frames: int,
-               file_ended: bool) -> None:
-        if not self.enabled or not (self.tty or file_ended):
+               file_ended: bool, starting: tuple[int, int] | None = None) -> None:
+        """`starting`: (workers still loading, workers), while some are."""
+        if not self.enabled:
+            return
+        phase = (f"starting workers: {starting[1] - starting[0]}/{starting[1]} ready"
+                 if starting else None)
+        # in a log, a line each time a file ends and each time the phase changes
+        changed = phase != self.last_phase
+        self.last_phase = phase
+        if not (self.tty or file_ended or changed):
             return
         elapsed = max(time.monotonic() - self.started, 1e-6)
         filled = self.WIDTH * finished // self.total if self.total else self.WIDTH
@@ -52,6 +67,11 @@ class ProgressLine:
                 f"{f', {queued} queued' if queued else ''}")
         if self.counts_frames:
             text += f", {frames} frames, {frames / elapsed:.1f} frames/s"
+        if phase:
+            text += f"; {phase}"
+        self._show(text)
+
+    def _show(self, text: str) -> None:
         if self.tty:
             self.stream.write("\r\033[K" + text)
             self.shown = True

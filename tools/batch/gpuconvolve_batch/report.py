@@ -12,8 +12,9 @@ from typing import Any, Mapping, TextIO
 from .files import FileKey, key, shown
 
 # 2: slots of warm workers: files' start and end times, the workers, Ray's
-# start-up apart, frames/s over the files' time (docs/batch.md)
-REPORT_VERSION = 2
+# start-up apart, frames/s over the files' time; 3: one worker process a GPU
+# (a node) running its files side by side (docs/batch.md)
+REPORT_VERSION = 3
 
 
 def new_record(input_path: str, output: str) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def new_record(input_path: str, output: str) -> dict[str, Any]:
 def settle_cancelled(records: list[dict[str, Any]], before: Mapping[int, FileKey | None],
                      counts_frames: bool) -> None:
     """A file marked cancelled whose output was renamed into place anyway
-    (its slot finished in the moment it was stopped) is done: an output
+    (its worker finished it in the moment it was stopped) is done: an output
     that is not the one there before the batch (`before`: index -> what
     was there) was published whole by its attempt. Its frames are the
     CSV's lines after the header; its times are unknown."""
@@ -62,7 +63,8 @@ def totals(records: list[dict[str, Any]], seconds: float, counts_frames: bool,
     startups = [s["startup_seconds"] for s in starts if s["startup_seconds"] is not None]
     return {"files": len(records), **count, "frames": frames, "seconds": round(seconds, 3),
             "files_seconds": round(files_seconds, 3), "frames_per_second": rate,
-            "slots": len(workers), "worker_starts": len(starts),
+            "workers": len(workers), "slots": sum(w.get("files", 1) for w in workers),
+            "worker_starts": len(starts),
             "worker_startup_seconds": round(max(startups), 3) if startups else None}
 
 
@@ -77,13 +79,15 @@ def _files_seconds(records: list[dict[str, Any]]) -> float:
 
 
 def by_node(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Files and frames of each node that ran files."""
+    """Files (those done and failed, and all it ran: `files`) and frames
+    of each node that ran files."""
     nodes: dict[str, dict[str, Any]] = {}
     for r in records:
         if r["node"] and r["status"] in ("done", "failed"):
-            entry = nodes.setdefault(r["node"]["id"], {**r["node"], "done": 0, "failed": 0,
-                                                       "frames": 0})
+            entry = nodes.setdefault(r["node"]["id"], {**r["node"], "files": 0, "done": 0,
+                                                       "failed": 0, "frames": 0})
             entry[r["status"]] += 1
+            entry["files"] += 1
             entry["frames"] += r["frames"] or 0
     return list(nodes.values())
 
@@ -128,8 +132,9 @@ def _where(r: dict[str, Any]) -> str:
 
 def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_path: str | None,
                   stream: TextIO = sys.stdout) -> None:
-    """A line per file and the totals; `report_path` None: the report was
-    not written."""
+    """A line per file, a line per node, the workers and the totals;
+    `report_path` None: the report was not written."""
+    nodes = by_node(records)
     names = [shown(os.path.basename(r["input"])) for r in records]
     width = max((len(n) for n in names), default=0)
     for r, name in zip(records, names):
@@ -151,6 +156,16 @@ def print_summary(records: list[dict[str, Any]], total: dict[str, Any], report_p
               if total["frames"] is not None else "")
     cancelled = f", {total['cancelled']} cancelled" if total["cancelled"] else ""
     where = f"report {shown(report_path)}" if report_path else "no report"
+    for node in nodes:
+        print(f"gpuconvolve-batch: node {node['ip']} ({node['hostname']}): {node['files']} "
+              f"file(s), {node['done']} done, {node['failed']} failed"
+              f"{', ' + str(node['frames']) + ' frames' if total['frames'] is not None else ''}",
+              file=stream)
+    starts = total["worker_starts"]
+    print(f"gpuconvolve-batch: {total['workers']} worker(s), {starts} worker "
+          f"start-up{'s' if starts != 1 else ''}"
+          + (f" (the longest {total['worker_startup_seconds']:.1f} s)"
+             if total["worker_startup_seconds"] is not None else ""), file=stream)
     print(f"gpuconvolve-batch: {total['files']} file{'s' if total['files'] != 1 else ''}: "
           f"{total['done']} done, {total['failed']} failed, {total['skipped']} skipped{cancelled}; "
           f"{frames}{total['seconds']:.1f} s in all; {where}", file=stream)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The warm worker's client: one `gpuconvolve-batch-run serve` process,
-started once and sent job after job (batch-serve.c has the protocol).
+"""The warm worker's client: one `gpuconvolve-batch-run serve` process a
+GPU, started once and sent the jobs of its files, several at once
+(batch-serve.c has the protocol).
 
 Messages both ways are items, key then value, each a 32-bit little-endian
 length and its bytes, after a count of items. A path is sent as its bytes,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import re
 import signal
 import struct
@@ -32,7 +34,15 @@ ERROR_LINE = re.compile(r": error from |^gpuconvolve-batch-run: error: ")
 
 
 class WorkerLost(Exception):
-    """The worker process ended (or broke the protocol) during a job."""
+    """The worker process ended (or broke the protocol) during a job.
+    `shared`: the jobs it was running then (this one included); `culprit`:
+    True where this job's --timeout had it killed, False where another
+    job's did, None where nobody knows (a crash, a kill from outside)."""
+
+    def __init__(self, message: str, shared: int = 1, culprit: bool | None = None) -> None:
+        super().__init__(message)
+        self.shared = shared
+        self.culprit = culprit
 
 
 def _bytes(value: str | bytes | int | float) -> bytes:
@@ -112,15 +122,16 @@ def die_with_parent() -> Callable[[], None]:
 
 
 class Worker:
-    """A `gpuconvolve-batch-run serve` process of this slot. Start-up
-    (GStreamer, the registry, nvcodec, the CUDA context at the first job)
-    is paid once; then job after job."""
+    """A `gpuconvolve-batch-run serve` process: start-up (GStreamer, the
+    registry, the plugins, the CUDA context) is paid once; then it runs the
+    jobs sent to it, several at once, each in a thread of its own there. A
+    thread here reads its replies and hands each to the job it names."""
 
     def __init__(self, runner: str, env: dict[str, str]) -> None:
         self.started_at = time.time()
         self._t0 = time.monotonic()
-        # its own stderr between jobs (start-up messages): the jobs' go
-        # into their replies
+        # its own stderr (start-up, and what no job's thread printed): the
+        # jobs' output goes into their replies
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([runner, "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr,
@@ -128,39 +139,77 @@ class Worker:
         self.pid = self.proc.pid
         self.startup_seconds: float | None = None
         self.jobs = 0
+        self._lock = threading.Lock()          # the fields below, and writes
+        self._ready_lock = threading.Lock()
+        self._waiting: dict[str, queue.SimpleQueue] = {}
+        self._lost: str | None = None
+        self._lost_with = 0                    # jobs running when it ended
+        self._killed_for: str | None = None    # the job whose --timeout killed it
 
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> float:
         """Seconds it took to load; WorkerLost where it did not."""
-        if self.startup_seconds is not None:
+        with self._ready_lock:
+            if self.startup_seconds is not None:
+                return self.startup_seconds
+            if self._lost:
+                raise WorkerLost(f"the worker did not start: {self._lost}")
+            timer = threading.Timer(timeout, self.kill)
+            timer.daemon = True
+            timer.start()
+            try:
+                message = read_message(self.proc.stdout)
+            finally:
+                timer.cancel()
+            if message is None or value(message, "reply") != "ready":
+                self._lost = self._end_text()
+                raise WorkerLost(f"the worker did not start: {self._lost}")
+            self.startup_seconds = round(time.monotonic() - self._t0, 3)
+            threading.Thread(target=self._read_replies, daemon=True).start()
             return self.startup_seconds
-        timer = threading.Timer(timeout, self.kill)
-        timer.daemon = True
-        timer.start()
-        try:
-            message = read_message(self.proc.stdout)
-        finally:
-            timer.cancel()
-        if message is None or value(message, "reply") != "ready":
-            raise WorkerLost(f"the worker did not start: {self._end_text()}")
-        self.startup_seconds = round(time.monotonic() - self._t0, 3)
-        return self.startup_seconds
+
+    def _read_replies(self) -> None:
+        while (message := read_message(self.proc.stdout)) is not None:
+            with self._lock:
+                waiting = self._waiting.get(value(message, "id", ""))
+            if waiting is not None:
+                waiting.put(message)
+        lost = self._end_text()
+        with self._lock:
+            self._lost = lost
+            self._lost_with = len(self._waiting)
+            for waiting in self._waiting.values():
+                waiting.put(None)
 
     def run(self, request: Items, timeout: float | None,
             on_progress: Callable[[int], None]) -> Result:
-        """Sends one job and waits for its result; WorkerLost where the
-        worker ended first (killed, crashed, or past --timeout)."""
-        self.jobs += 1
-        watchdog = _Watchdog(timeout + TIMEOUT_GRACE if timeout else None, self.kill)
+        """Sends one job (its id unique among those running) and waits for
+        its result; WorkerLost where the worker ended first (killed,
+        crashed, or past --timeout)."""
+        job_id = next((v for k, v in request if k in ("id", b"id")), "")
+        job_id = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
+        replies: queue.SimpleQueue = queue.SimpleQueue()
+        with self._lock:
+            if self._lost:
+                raise WorkerLost(f"the worker {self._lost}", 1)
+            self._waiting[job_id] = replies
+            self.jobs += 1
+        watchdog = _Watchdog(timeout + TIMEOUT_GRACE if timeout else None,
+                             lambda: self._kill_for(job_id))
         try:
-            self.proc.stdin.write(encode(request))
-            self.proc.stdin.flush()
+            with self._lock:
+                self.proc.stdin.write(encode(request))
+                self.proc.stdin.flush()
             while True:
-                message = read_message(self.proc.stdout)
+                message = replies.get()
                 if message is None:
                     if watchdog.fired:
                         raise WorkerLost(f"the job did not stop at --timeout {timeout:g} s; "
-                                         "its worker was killed (and is started again)")
-                    raise WorkerLost(f"the worker {self._end_text()}")
+                                         "its worker was killed (and is started again)",
+                                         self._lost_with, True)
+                    if self._killed_for is not None:
+                        raise WorkerLost("its worker was killed: another of its files did not "
+                                         "stop at --timeout", self._lost_with, False)
+                    raise WorkerLost(f"the worker {self._lost}", self._lost_with)
                 kind = value(message, "reply")
                 if kind == "progress":
                     on_progress(int(value(message, "frames", "0")))
@@ -170,6 +219,14 @@ class Worker:
             raise WorkerLost(f"the worker {self._end_text()}") from None
         finally:
             watchdog.cancel()
+            with self._lock:
+                self._waiting.pop(job_id, None)
+
+    def _kill_for(self, job_id: str) -> None:
+        with self._lock:
+            if self._killed_for is None:
+                self._killed_for = job_id
+        self.kill()
 
     def _end_text(self) -> str:
         """How the process ended, with the end of its own stderr."""
@@ -186,7 +243,12 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc.poll() is None and not self._lost
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._waiting)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -203,6 +265,7 @@ class Worker:
         except (OSError, subprocess.TimeoutExpired):
             self.kill()
             self.proc.wait()
+        self.proc.stdout.close()
         self._stderr.close()
 
 

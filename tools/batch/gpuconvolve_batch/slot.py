@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A slot of the batch: a Ray actor that keeps one warm worker
+"""A worker of the batch: a Ray actor that keeps one warm worker process
 (`gpuconvolve-batch-run serve`, serve.py) and runs the files the driver
-hands it, one at a time. Ray places it by its share of a GPU (1/N for N
-files per GPU) and sets CUDA_VISIBLE_DEVICES for it, which the worker
-inherits.
+hands it, several at once (its share's `files`), side by side in that one
+process. Ray places it with a whole GPU (one worker a GPU, in one CUDA
+context) or, without GPUs, on its node, and sets CUDA_VISIBLE_DEVICES for
+it, which the worker process inherits. Where the process ends, the next
+file starts it again.
 
 Each file is written into a temporary output in the output directory
 (files.py: made with O_EXCL and locked by this process while the file runs)
@@ -11,10 +13,12 @@ and renamed to the output when the job succeeded, so that an output that
 exists is complete."""
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import signal
 import socket
+import threading
 import time
 from typing import Any
 
@@ -29,15 +33,19 @@ PROGRESS_INTERVAL = 0.5          # seconds between frame counts sent to the driv
 
 class JobFailed(Exception):
     """The file failed; the message says how, with the job's own error line.
-    For the report: `worker`, the slot's worker starts so far; `times`, when
-    the attempt started and ended (seconds since the epoch)."""
+    For the report: `worker`, the worker's starts so far; `times`, when
+    the attempt started and ended (seconds since the epoch). `lost`: where
+    the worker process ended under it, (jobs it was running then, culprit:
+    serve.WorkerLost's)."""
 
     def __init__(self, message: str, worker: dict[str, Any] | None = None,
-                 times: tuple[float, float] | None = None) -> None:
-        super().__init__(message, worker, times)
+                 times: tuple[float, float] | None = None,
+                 lost: tuple[int, bool | None] | None = None) -> None:
+        super().__init__(message, worker, times, lost)
         self.message = message
         self.worker = worker
         self.times = times
+        self.lost = lost
 
     def __str__(self) -> str:
         return self.message
@@ -55,8 +63,8 @@ def where() -> dict[str, Any]:
 
 
 class Slot:
-    """The actor's class (made remote by the driver, with the slot's GPU and
-    CPU shares)."""
+    """The actor's class (made remote by the driver, with the worker's GPU
+    and CPU shares, and as many threads as files it runs at once)."""
 
     def __init__(self, index: int, runner: str, env: dict[str, str], progress: Any) -> None:
         self.index = index
@@ -67,15 +75,27 @@ class Slot:
         self.worker: serve.Worker | None = None
         self.starts: list[dict[str, Any]] = []
         self.start_error: str | None = None
-        # at once, so that every slot loads while the others do
+        self._lock = threading.Lock()
+        # Worker processes are started from this one thread, which lives as
+        # long as the actor: a process dies with the thread that started it
+        # (serve.die_with_parent), and the threads of the calls do not last.
+        self._starter = concurrent.futures.ThreadPoolExecutor(1)
+        # at once, so that the worker loads while Ray starts the others
         self._start()
 
     def info(self) -> dict[str, Any]:
         return {**self.place, "starts": self.starts}
 
+    def ready(self) -> dict[str, Any]:
+        """Once the worker process has loaded (or failed to): where this
+        runs, and its starts."""
+        with contextlib.suppress(JobFailed):
+            self._ready_worker()
+        return self.info()
+
     def _start(self) -> None:
         try:
-            self.worker = serve.Worker(self.runner, self.env)
+            self.worker = self._starter.submit(serve.Worker, self.runner, self.env).result()
         except OSError as e:
             self.worker = None
             self.start_error = f"cannot run {shown(self.runner)}: {e.strerror or e}"
@@ -84,33 +104,42 @@ class Slot:
                             "startup_seconds": None})
 
     def _ready_worker(self) -> serve.Worker:
-        """The warm worker, started again where the last one ended."""
-        if self.worker is not None and not self.worker.alive:
-            self.worker.close()
-            self.worker = None
-        if self.worker is None:
-            self._start()
-        if self.worker is None:
+        """The warm worker, started again where the last one ended (by the
+        first of the files that finds it so)."""
+        with self._lock:
+            if self.worker is not None and not self.worker.alive:
+                old = self.worker
+                self.worker = None
+                old.kill()
+                self._starter.submit(old.close)
+            if self.worker is None:
+                self._start()
+            worker = self.worker
+            start = self.starts[-1] if self.starts else None
+        if worker is None:
             raise JobFailed(self.start_error or "no worker", self._worker_info())
         try:
-            seconds = self.worker.wait_ready()
+            seconds = worker.wait_ready()
         except serve.WorkerLost as e:
             raise JobFailed(str(e), self._worker_info()) from None
-        self.starts[-1]["startup_seconds"] = seconds
-        return self.worker
+        start["startup_seconds"] = seconds
+        return worker
 
-    def _worker_info(self, warm: bool | None = None) -> dict[str, Any]:
-        info: dict[str, Any] = {"slot": self.index, "starts": self.starts}
-        if self.worker is not None:
-            info.update(pid=self.worker.pid, startup_seconds=self.worker.startup_seconds)
+    def _worker_info(self, worker: serve.Worker | None = None,
+                     warm: bool | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {"worker": self.index, "starts": self.starts}
+        worker = worker or self.worker
+        if worker is not None:
+            info.update(pid=worker.pid, startup_seconds=worker.startup_seconds)
         if warm is not None:
             info["warm"] = warm
         return info
 
     def run(self, job: Job, attempt: int) -> dict[str, Any]:
-        """One attempt at one file. Returns what the report says about it;
-        raises JobFailed when it failed."""
+        """One attempt at one file (while others run beside it). Returns
+        what the report says about it; raises JobFailed when it failed."""
         started = time.time()
+        worker = None
         try:
             self._check_paths(job)
             worker = self._ready_worker()
@@ -130,12 +159,12 @@ class Slot:
             finally:
                 os.close(fd)
         except JobFailed as e:
-            raise JobFailed(e.message, self._worker_info(),
-                            (round(started, 3), round(time.time(), 3))) from None
+            raise JobFailed(e.message, self._worker_info(worker),
+                            (round(started, 3), round(time.time(), 3)), e.lost) from None
         return {**self.place, "frames": result.frames, "algorithms": result.algorithms,
                 "started": round(started, 3), "ended": round(time.time(), 3),
                 "seconds": round(time.time() - started, 3), "attempt": attempt,
-                "worker": self._worker_info(warm)}
+                "worker": self._worker_info(worker, warm)}
 
     def _execute(self, worker: serve.Worker, job: Job, temp: str,
                  attempt: int) -> serve.Result:
@@ -148,7 +177,8 @@ class Slot:
                 last[0] = now
                 self.progress.frames.remote(job.index, frames)
             if kill and frames >= 1:
-                # test hook: this process dies mid-file, its worker with it
+                # test hook: this process dies mid-file, its worker (and
+                # the worker's other files) with it
                 os.kill(os.getpid(), signal.SIGKILL)
 
         if kill and job.kind == "pipeline":
@@ -156,7 +186,7 @@ class Slot:
         try:
             result = worker.run(job.request(temp), job.timeout, on_progress)
         except serve.WorkerLost as e:
-            raise JobFailed(str(e)) from None
+            raise JobFailed(str(e), lost=(e.shared, e.culprit)) from None
         if kill:                         # (a job quicker than the hook)
             os.kill(os.getpid(), signal.SIGKILL)
         if result.frames is not None:

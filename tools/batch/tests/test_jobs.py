@@ -137,30 +137,42 @@ class PipelineJob(unittest.TestCase):
         self.assertIn("caps=video/x-raw, format=GRAY8", words)
 
 
-class Slots(unittest.TestCase):
-    def test_files_per_gpu(self):
-        # N of Ray's rounded shares fit one GPU, for every N
-        for n in (1, 2, 4, 6, 7, 8, 12):
-            share = shares.share_of(n, None, 1.0, cluster_gpus=2, cluster_cpus=64)
-            self.assertEqual(share.count, 2 * n)
-            self.assertLessEqual(round(share.gpus * 10000) * n, 10000)
-        self.assertEqual(shares.share_of(shares.FILES_PER_GPU, None, 1, 1, 64).count,
-                         shares.FILES_PER_GPU)
+class Workers(unittest.TestCase):
+    def test_one_worker_a_gpu(self):
+        # one process a GPU, --files-per-gpu files side by side in it
+        share = shares.share_of(8, None, 1.0, cluster_gpus=2, nodes={"a": 64})
+        self.assertEqual([(w.files, w.gpus, w.cpus) for w in share.workers], [(8, 1.0, 8.0)] * 2)
+        self.assertEqual((share.files, share.gpus_per_file), (16, 0.125))
 
     def test_gpus_per_task(self):
-        self.assertEqual(shares.share_of(8, 0.5, 1, 2, 64), shares.SlotShare(4, 0.5, 1))
-        self.assertEqual(shares.share_of(8, 2, 1, 4, 64), shares.SlotShare(2, 2, 1))
-        self.assertEqual(shares.share_of(8, 0, 2, 4, 9), shares.SlotShare(4, 0, 2))
+        share = shares.share_of(8, 0.5, 1, 2, {"a": 64})
+        self.assertEqual([(w.files, w.gpus) for w in share.workers], [(2, 1.0)] * 2)
+        share = shares.share_of(8, 2, 1, 4, {"a": 64})
+        self.assertEqual([(w.files, w.gpus) for w in share.workers], [(1, 2.0)] * 2)
 
-    def test_no_gpu(self):
-        # the CPU backend: a slot per --cpus-per-task CPUs
-        self.assertEqual(shares.share_of(8, None, 1, 0, 2), shares.SlotShare(2, 0.0, 1))
-        self.assertEqual(shares.share_of(8, None, 4, 0, 2).count, 1)
+    def test_no_gpu_one_worker_a_node(self):
+        # the CPU backend: a worker a node, its CPUs / --cpus-per-task files
+        share = shares.share_of(8, None, 1, 0, {"n1": 2, "n2": 4})
+        self.assertEqual([(w.node, w.files, w.cpus) for w in share.workers],
+                         [("n1", 2, 2), ("n2", 4, 4)])
+        share = shares.share_of(8, 0, 0.25, 4, {"n1": 1})
+        self.assertEqual([(w.node, w.files, w.gpus) for w in share.workers], [("n1", 4, 0.0)])
+        # a node too small for one file: none there
+        self.assertEqual(len(shares.share_of(8, None, 4, 0, {"n1": 2, "n2": 8}).workers), 1)
 
-    def test_cpus_bound_gpu_slots(self):
-        share = shares.share_of(8, None, 1, 2, 12)
-        self.assertEqual(shares.cpu_limit(share, 12), 12)
-        self.assertIsNone(shares.cpu_limit(share, 16))
+    def test_fit(self):
+        # the CPUs bound the files of GPU workers
+        share = shares.share_of(8, None, 1, 2, {"a": 12})
+        self.assertIsNotNone(shares.fit(share, 12, 100))
+        self.assertEqual([w.files for w in share.workers], [6, 6])
+        self.assertIsNone(shares.fit(shares.share_of(8, None, 1, 2, {"a": 16}), 16, 100))
+        # no more workers than the files need, nor places in a lone one
+        share = shares.share_of(8, None, 1, 2, {"a": 64})
+        shares.fit(share, 64, 3)
+        self.assertEqual([w.files for w in share.workers], [3])
+        share = shares.share_of(8, None, 1, 0, {"n1": 1, "n2": 1})
+        shares.fit(share, 2, 5)
+        self.assertEqual(len(share.workers), 2)
 
 
 class Protocol(unittest.TestCase):
@@ -185,13 +197,13 @@ class Totals(unittest.TestCase):
                                                      (None, None, None)]):
             r.update(status="done" if start else "failed", started=start, ended=end,
                      frames=frames)
-        workers = [{"starts": [{"startup_seconds": 2.0}, {"startup_seconds": 3.5}]},
-                   {"starts": [{"startup_seconds": None}]}]
+        workers = [{"files": 8, "starts": [{"startup_seconds": 2.0}, {"startup_seconds": 3.5}]},
+                   {"files": 8, "starts": [{"startup_seconds": None}]}]
         total = report.totals(records, 60.0, counts_frames=True, workers=workers)
         self.assertEqual(total["files_seconds"], 20.0)
         self.assertEqual(total["frames_per_second"], 45.0)
-        self.assertEqual((total["slots"], total["worker_starts"],
-                          total["worker_startup_seconds"]), (2, 3, 3.5))
+        self.assertEqual((total["workers"], total["slots"], total["worker_starts"],
+                          total["worker_startup_seconds"]), (2, 16, 3, 3.5))
 
 
 class Cancelled(unittest.TestCase):

@@ -140,6 +140,131 @@ class Worker(unittest.TestCase):
         self.assertEqual(result.status, 0, result.log)
         self.assertGreater(result.seconds, 1.2)
 
+    def results(self, jobs, limit=60.0):
+        """Sends every job at once; their results by id (progress replies
+        skipped), and the seconds until the last came."""
+        started = time.monotonic()
+        for items in jobs:
+            self.proc.stdin.write(serve.encode(items))
+        self.proc.stdin.flush()
+        timer = threading.Timer(limit, self.proc.kill)
+        timer.start()
+        results = {}
+        try:
+            while len(results) < len(jobs):
+                message = serve.read_message(self.proc.stdout)
+                self.assertIsNotNone(message, f"no answer within {limit:g} s")
+                if serve.value(message, "reply") == "result":
+                    results[serve.value(message, "id")] = serve._result(message)
+        finally:
+            timer.cancel()
+        return results, time.monotonic() - started
+
+    def test_files_side_by_side_in_one_process(self):
+        # four files at once, each a second long at its pace, and one that
+        # fails: they run together, each with its own result and output,
+        # and the failure is its own
+        slow = ["filesrc", "location={input}", "!", "filesink", "location={output}",
+                "videotestsrc", "num-buffers=30", "!", "fakesink", "sync=true"]
+        parts = {n: self.part(f"p{n}.webm") for n in range(4)}
+        jobs = [[("job", "pipeline"), ("id", f"p{n}"), ("input", self.video),
+                 ("output", parts[n]), ("timeout", 0),
+                 *[("word", w) for w in slow]] for n in range(4)]
+        jobs.append([("job", "edge-energy"), ("id", "bad"), ("input", self.garbage),
+                     ("output", self.part("bad.csv")), ("timeout", 0), ("backend", "cpu")])
+        jobs.append([("job", "edge-energy"), ("id", "csv"), ("input", self.video),
+                     ("output", self.part("csv.csv")), ("timeout", 0), ("backend", "cpu")])
+        results, seconds = self.results(jobs)
+        for n in range(4):
+            self.assertEqual(results[f"p{n}"].status, 0, results[f"p{n}"].log)
+            self.assertGreater(results[f"p{n}"].seconds, 0.9)
+            with open(self.video, "rb") as a, open(parts[n], "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        # side by side: the four seconds of the pipelines overlap
+        self.assertLess(seconds, 3.0)
+        self.assertEqual(results["bad"].status, 1)
+        self.assertTrue(any("edge-energy: error from" in l for l in results["bad"].log),
+                        results["bad"].log)
+        self.assertEqual((results["csv"].status, results["csv"].frames), (0, 300))
+        # each job's output is its own
+        for n in range(4):
+            self.assertFalse(any("error" in l for l in results[f"p{n}"].log),
+                             results[f"p{n}"].log)
+        with open(os.path.join(self.root, ".csv.csv.0123abcd.part")) as f:
+            self.assertEqual(len(f.readlines()), 301)
+        # one process ran them all
+        self.assertIsNone(self.proc.poll())
+
+
+@unittest.skipUnless(HAVE_WORKER, "no gpuconvolve-batch-run (GPUCONVOLVE_BATCH_RUN)")
+class Client(unittest.TestCase):
+    """serve.Worker, as a worker's actor runs it: several files at once."""
+
+    def test_a_crash_ends_every_file_running_and_says_how_many(self):
+        with tempfile.TemporaryDirectory() as root:
+            worker = serve.Worker(RUNNER, dict(os.environ))
+            worker.wait_ready()
+            slow = ["videotestsrc", "num-buffers=300", "!", "fakesink", "sync=true",
+                    "filesrc", "location={input}", "!", "filesink", "location={output}"]
+            lost = {}
+
+            def run(n):
+                try:
+                    worker.run([("job", "pipeline"), ("id", str(n)), ("input", RUNNER),
+                                ("output", os.path.join(root, str(n))), ("timeout", 0),
+                                *[("word", w) for w in slow]], None, lambda frames: None)
+                except serve.WorkerLost as e:
+                    lost[n] = e
+            threads = [threading.Thread(target=run, args=(n,)) for n in range(3)]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 20
+            while worker.running < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            os.kill(worker.pid, signal.SIGKILL)
+            for t in threads:
+                t.join(20)
+            self.assertEqual(sorted(lost), [0, 1, 2])
+            for e in lost.values():
+                self.assertIn("killed by signal SIGKILL", str(e))
+                self.assertEqual((e.shared, e.culprit), (3, None))
+            self.assertFalse(worker.alive)
+            with self.assertRaises(serve.WorkerLost):
+                worker.run([("job", "pipeline"), ("id", "4")], None, lambda frames: None)
+            worker.close()
+
+    def test_a_job_past_its_timeout_is_the_culprit(self):
+        with tempfile.TemporaryDirectory() as root:
+            fifo = os.path.join(root, "fifo")
+            os.mkfifo(fifo)
+            worker = serve.Worker(RUNNER, dict(os.environ))
+            worker.wait_ready()
+            lost = {}
+            jobs = {"hang": ["filesrc", "location=" + fifo, "!", "fakesink",
+                             "filesrc", "location={input}", "!", "filesink",
+                             "location={output}"],
+                    "slow": ["videotestsrc", "num-buffers=600", "!", "fakesink", "sync=true",
+                             "filesrc", "location={input}", "!", "filesink",
+                             "location={output}"]}
+
+            def run(name):
+                try:
+                    worker.run([("job", "pipeline"), ("id", name), ("input", RUNNER),
+                                ("output", os.path.join(root, name)),
+                                ("timeout", 1 if name == "hang" else 0),
+                                *[("word", w) for w in jobs[name]]],
+                               1 if name == "hang" else None, lambda frames: None)
+                except serve.WorkerLost as e:
+                    lost[name] = e
+            threads = [threading.Thread(target=run, args=(n,)) for n in jobs]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            self.assertEqual((lost["hang"].culprit, lost["slow"].culprit), (True, False))
+            self.assertIn("did not stop at --timeout", str(lost["hang"]))
+            worker.close()
 
 if __name__ == "__main__":
     unittest.main()
