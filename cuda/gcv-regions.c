@@ -11,6 +11,7 @@
 #include "gcv-regions.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
   guint x0, x1, y0, y1;
@@ -52,6 +53,7 @@ gcv_regions_check (const GcvFrameOptions * options, GError ** error)
 void
 gcv_region_split_init (GcvRegionSplit * split)
 {
+  memset (split, 0, sizeof (*split));
   split->filtered = g_array_new (FALSE, FALSE, sizeof (GcvRect));
   split->copied = g_array_new (FALSE, FALSE, sizeof (GcvRect));
   split->boxes = g_array_new (FALSE, FALSE, sizeof (Box));
@@ -182,7 +184,7 @@ static guint64
 rect_cost (const GcvRegionSplit * split, guint width, guint height)
 {
   return (guint64) (width + split->kernel_width - 1 + ROW_OVERHEAD)
-      * (height + split->kernel_height - 1);
+      * (height + split->kernel_height - 1) + split->rect_cost;
 }
 
 /* The whole plane filtered instead of the rectangles, where that costs
@@ -198,10 +200,10 @@ merge (GcvRegionSplit * split, const GcvRegionPlane * plane)
     cut += rect_cost (split, r->width, r->height);
   }
   for (guint k = 0; k < n_bands && whole < cut; k++)
-    whole += (guint64) HOLE_COST * (g_array_index (split->hole_ys, guint,
-            k + 1) - g_array_index (split->hole_ys, guint, k))
-        * (g_array_index (split->hole_first, guint, k + 1)
-        - g_array_index (split->hole_first, guint, k));
+    whole += ((guint64) HOLE_COST * (g_array_index (split->hole_ys, guint,
+                k + 1) - g_array_index (split->hole_ys, guint, k))
+        + split->hole_cost) * (g_array_index (split->hole_first, guint,
+            k + 1) - g_array_index (split->hole_first, guint, k));
   if (whole >= cut)
     return;
   split->merged = TRUE;

@@ -45,10 +45,14 @@ typedef struct {
  * whole plane, `copied` is empty, and the copied area is the `holes`,
  * which the backend writes back with the input's samples after filtering
  * each row (gcv_region_split_holes()). Set `kernel_width` and
- * `kernel_height` before a run: 0 keeps the exact cut. */
+ * `kernel_height` before a run: 0 keeps the exact cut. A backend whose
+ * rectangles and holes cost more than their samples (the CUDA backend: a
+ * launch, a copy) says how much more in `rect_cost` and `hole_cost`, in
+ * samples filtered; 0 on the CPU. */
 typedef struct {
   GArray *filtered, *copied;    /* GcvRect */
   guint kernel_width, kernel_height;
+  guint rect_cost, hole_cost;
   gboolean merged;
   guint64 area;                 /* samples of the filtered area */
   GArray *hole_ys;              /* merged: the bands of rows, their tops */

@@ -109,8 +109,8 @@ gst_gpu_convolve_start (GstBaseTransform * trans)
   }
 
   /* the engine decides, from what the backends take: auto is CUDA where
-   * a device is usable and it takes the stream (not regions, in this
-   * version), else the CPU; set_caps() decides again with the formats */
+   * a device is usable and it takes the stream, else the CPU; set_caps()
+   * decides again with the formats */
   needs.regions = region_mode != GCV_REGIONS_ALL;
   chosen = gcv_backend_choose (backend, device_id, &needs, &error);
   if (backend == GCV_BACKEND_AUTO && chosen == GCV_BACKEND_CPU) {

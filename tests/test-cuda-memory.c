@@ -1003,6 +1003,96 @@ GST_START_TEST (test_cuda_memory_out_bit_exact)
 
 GST_END_TEST;
 
+/* Privacy regions between CUDA-memory elements (docs/regions.md): frames
+ * in CUDA memory in and out, region-mode inside and outside with
+ * overlapping regions and one past the frame's edge, byte for byte what
+ * the system-memory path gives (which test-regions holds to the
+ * reference), and outside the filtered area the input's bytes. */
+static void
+regions_case (GRand * r, Fmt f, guint w, guint h, guint mode,
+    guint n_frames)
+{
+  static const gint rects[] = { 5, 3, 40, 30, 30, 20, 25, 30, 83, 40, 30,
+    30
+  };
+  const guint n_rects = G_N_ELEMENTS (rects) / 4;
+  const gchar *planes = n_planes (f) == 1 ? NULL : "all";
+  const gsize px = f == F_RGBA ? 4 : 1;
+  gchar *what = g_strdup_printf ("%s %ux%u region-mode=%s", formats[f].name,
+      w, h, mode == 1 ? "inside" : "outside");
+  gchar *gpu_what = g_strdup_printf ("%s, CUDA memory in and out", what);
+  gchar *props = gcvt_launch_props (), *caps = caps_text (f, TRUE);
+  gchar *sys_caps = caps_text (f, FALSE);
+  const gchar *regions = "regions=\"<<5,3,40,30>,<30,20,25,30>,"
+      "<83,40,30,30>>\"";
+  gchar *line = g_strdup_printf ("appsrc name=src format=time ! "
+      "gpuconvolve name=f %s region-mode=%s %s ! %s ! appsink name=sink "
+      "sync=false", props, mode == 1 ? "inside" : "outside", regions, caps);
+  gchar *ref_line = g_strdup_printf ("appsrc name=src format=time ! "
+      "gpuconvolve name=f %s region-mode=%s %s ! %s ! appsink name=sink "
+      "sync=false", props, mode == 1 ? "inside" : "outside", regions,
+      sys_caps);
+  GstCudaContext *ctx = new_cuda_context ();
+  CudaSource *cuda = cuda_source_new (ctx, f, w, h);
+  GPtrArray *frames = random_frames (r, f, w, h, n_frames);
+  GPtrArray *sys = samples_new (), *dev = samples_new ();
+  RefParams p;
+  RefKernel *k = random_params (r, &p, REF_BORDER_REPLICATE);
+  Run *ref, *gpu;
+
+  g_print ("%s\n", gpu_what);
+  add_samples (sys, frames, 0, n_frames, f, w, h, NULL);
+  add_samples (dev, frames, 0, n_frames, f, w, h, cuda);
+  ref = run_line (ref_line, &p, 3, planes, NULL, sys, what);
+  gpu = run_line (line, &p, 3, planes, ctx, dev, gpu_what);
+  assert_memory (gpu, TRUE, TRUE);
+  assert_output_context (gpu, ctx);
+  assert_same_frames (gpu, ref);
+  /* the first plane, packed first: copied where not filtered */
+  for (guint i = 0; i < gpu->out->len; i++) {
+    const guint8 *got = g_bytes_get_data (((Out *) g_ptr_array_index
+            (gpu->out, i))->bytes, NULL);
+    const guint8 *in = g_bytes_get_data (g_ptr_array_index (frames, i),
+        NULL);
+    for (guint y = 0; y < h; y++)
+      for (guint x = 0; x < w; x++) {
+        const gsize at = ((gsize) y * w + x) * px;
+        if (!ref_region_filtered (rects, n_rects, mode, w, h, 1, x, y))
+          fail_unless (memcmp (got + at, in + at, px) == 0, "%s: frame %u "
+              "(%u, %u) not the input's", gpu_what, i, x, y);
+      }
+  }
+  run_free (gpu);
+  run_free (ref);
+  g_ptr_array_unref (dev);
+  g_ptr_array_unref (sys);
+  cuda_source_free (cuda);
+  gst_object_unref (ctx);
+  ref_kernel_free (k);
+  g_ptr_array_unref (frames);
+  g_free (line);
+  g_free (ref_line);
+  g_free (caps);
+  g_free (sys_caps);
+  g_free (props);
+  g_free (gpu_what);
+  g_free (what);
+}
+
+GST_START_TEST (test_regions_cuda_memory)
+{
+  static const Fmt fmts[] = { F_RGBA, F_GRAY8, F_NV12 };
+  GRand *r = ref_rand_new ("regions_cuda_memory");
+  const guint n_frames = quick ()? 2 : 4;
+
+  for (guint i = 0; i < G_N_ELEMENTS (fmts); i++)
+    for (guint mode = 1; mode <= 2; mode++)
+      regions_case (r, fmts[i], 97, 61, mode, n_frames);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 /* The conversions from CUDA memory: GRAY8 -> GRAY32F and NV12/I420 ->
  * GRAY8/GRAY32F (the filtered luma), and GRAY32F in, out in CUDA and in
  * system memory. GRAY32F is no GstVideoFormat, so its CUDA memory is read
@@ -1509,6 +1599,7 @@ cuda_memory_suite (void)
       NULL);
   ADD_TEST (tc, test_cuda_memory_out_bit_exact, NULL);
   ADD_TEST (tc, test_conversions_cuda_in, NULL);
+  ADD_TEST (tc, test_regions_cuda_memory, NULL);
   ADD_TEST (tc, test_memory_switch_mid_stream, NULL);
   ADD_TEST (tc, test_decoder_end_to_end, "x264enc", "h264parse", "nvh264dec",
       "cudadownload", NULL);

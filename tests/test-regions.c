@@ -6,9 +6,8 @@
  * GStreamer's analytics object detections (where the analytics library
  * was found: by label, with the property, the crop origin, > 256, none);
  * GRAY16_LE, RGB and P010_10LE;
- * statistics of the filtered area; and the refusals. On the CUDA backend,
- * which filters whole frames only in this version, the refusal is what is
- * checked. */
+ * statistics of the filtered area; and the refusals. On the CPU backend
+ * and on the CUDA backend with each family. */
 #include "common-formats.h"
 #include "gcv-regions.h"
 
@@ -110,20 +109,6 @@ random_params (GRand * r, RefParams * p, RefBorder border, gboolean rank1)
   return k;
 }
 
-/* The CUDA backend refuses regions with an error that says so. */
-static void
-expect_refused_on_cuda (GstElement * e, RefFormat format, const RefImage * in)
-{
-  GstHarness *h = gcvt_harness_new (e);
-
-  gcvt_set_caps (h, format, format, in->width, in->height);
-  fail_unless_equals_int (gst_harness_push (h, gcvt_buffer_new (in, format,
-              0, 0, FALSE)), GST_FLOW_ERROR);
-  gcvt_assert_message (gcvt_pop (gcvt_bus (e), GST_MESSAGE_ERROR),
-      GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED, "regions");
-  gst_harness_teardown (h);
-}
-
 /* One frame: regions from the property, each mode, each format and
  * border, random kernels, padded strides, frames crossing several of the
  * CPU engine's bands and strips. */
@@ -154,9 +139,7 @@ GST_START_TEST (test_regions_property)
       gcvt_set_params (e, &p);
       set_regions (e, rects, n);
       g_object_set (e, "region-mode", mode, NULL);
-      if (gcvt_on_cuda ()) {
-        expect_refused_on_cuda (e, fmt, in);
-      } else {
+      {
         GstHarness *h = gcvt_harness_new (e);
         gboolean *mask = mask_new (rects, n, mode, w, hgt, w, hgt, 1);
         GstBuffer *out;
@@ -408,11 +391,11 @@ GST_START_TEST (test_regions_planar)
 
 GST_END_TEST;
 
-/* GRAY16_LE, RGB and P010_10LE (planes=all), CPU only: each mode with the
+/* GRAY16_LE, RGB and P010_10LE (planes=all): each mode with the
  * awkward regions, filtered samples against the reference, the others the
  * input's bytes exactly. P010's input words carry low bits: the copied
  * area keeps them, the filtered one stores the low bits zero. */
-GST_START_TEST (test_regions_cpu_formats)
+GST_START_TEST (test_regions_formats)
 {
   const GcvFormat formats[] = { GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB,
     GCV_FORMAT_P010_10LE
@@ -420,7 +403,7 @@ GST_START_TEST (test_regions_cpu_formats)
   /* several strips and bands; odd, where P010's last chroma samples
    * cover one pixel column and row */
   const guint sizes[][2] = { {1031, 67}, {301, 157}, {45, 31} };
-  GRand *r = ref_rand_new_seeded ("test_regions_cpu_formats", 77);
+  GRand *r = ref_rand_new_seeded ("test_regions_formats", 77);
 
   for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
     for (guint mode = 1; mode <= 2; mode++) {
@@ -523,7 +506,44 @@ GST_START_TEST (test_regions_cpu_formats)
 
 GST_END_TEST;
 
-/* The statistics measure the filtered area only. */
+/* Channel 0's `field` of a statistics structure: a double, or a uint. */
+static gdouble
+stat_value (const GstStructure * s, const gchar * field)
+{
+  const GValue *v = gst_value_array_get_value (gst_structure_get_value (s,
+          field), 0);
+  return G_VALUE_HOLDS_DOUBLE (v) ? g_value_get_double (v) :
+      G_VALUE_HOLDS_UINT (v) ? g_value_get_uint (v) :
+      (gdouble) g_value_get_uint64 (v);
+}
+
+/* The extreme `name` (min or max) of the statistics: within `tol` of the
+ * reference's over the filtered area, at a place in the frame's
+ * coordinates that is filtered and holds it. */
+static void
+check_extreme_place (const GstStructure * s, const gchar * name,
+    const RefImage * ref, const gint * rects, guint n, gdouble want,
+    gdouble tol)
+{
+  gchar *fx = g_strdup_printf ("%s-x", name), *fy = g_strdup_printf ("%s-y",
+      name);
+  const gdouble got = stat_value (s, name);
+  const guint x = (guint) stat_value (s, fx), y = (guint) stat_value (s, fy);
+
+  fail_unless (fabs (got - want) <= tol, "%s %g, expected %g", name, got,
+      want);
+  fail_unless (x < ref->width && y < ref->height
+      && ref_region_filtered (rects, n, 1, ref->width, ref->height, 1, x, y),
+      "%s at (%u, %u): not a filtered place of the frame", name, x, y);
+  fail_unless (fabs (*ref_pixel (ref, x, y) - want) <= tol, "%s at (%u, %u),"
+      " where the frame has %g, not %g", name, x, y, *ref_pixel (ref, x, y),
+      want);
+  g_free (fx);
+  g_free (fy);
+}
+
+/* The statistics measure the filtered area only, the places of its
+ * extremes in the frame's coordinates. */
 GST_START_TEST (test_regions_statistics)
 {
   const guint w = 120, hgt = 80;
@@ -536,7 +556,7 @@ GST_START_TEST (test_regions_statistics)
   GstHarness *h;
   GstBuffer *out;
   RefImage *ref;
-  gdouble sum = 0.0;
+  gdouble sum = 0.0, lo = INFINITY, hi = -INFINITY;
   guint64 count = 0;
 
   ref_params_init (&p, k);
@@ -546,8 +566,9 @@ GST_START_TEST (test_regions_statistics)
       if (ref_region_filtered (rects, 3, 1, w, hgt, 1, x, y)) {
         count++;
         sum += *ref_pixel (ref, x, y);
+        lo = MIN (lo, *ref_pixel (ref, x, y));
+        hi = MAX (hi, *ref_pixel (ref, x, y));
       }
-  ref_image_free (ref);
   e = gcvt_element_new ();
   gst_util_set_object_arg (G_OBJECT (e), "filter", "box");
   g_object_set (e, "size", 3, "region-mode", 1, "statistics", TRUE, NULL);
@@ -568,7 +589,10 @@ GST_START_TEST (test_regions_statistics)
     v = gst_value_array_get_value (gst_structure_get_value (s, "sum"), 0);
     fail_unless (fabs (g_value_get_double (v) - sum) <= 1e-3, "sum %g, "
         "expected %g", g_value_get_double (v), sum);
+    check_extreme_place (s, "min", ref, rects, 3, lo, 1e-5);
+    check_extreme_place (s, "max", ref, rects, 3, hi, 1e-5);
   }
+  ref_image_free (ref);
   gst_buffer_unref (out);
   gst_harness_teardown (h);
   gcvt_element_unref (e);
@@ -620,7 +644,7 @@ GST_START_TEST (test_regions_refused)
       "<<10,20,200,100>,<400,40,64,64>>");
 
   /* GRAY8 to GRAY32F: outside the regions there is nothing to copy */
-  if (!gcvt_on_cuda ()) {
+  {
     GRand *r = ref_rand_new_seeded ("test_regions_refused", 76);
     RefImage *in = gcvt_random_image (r, REF_GRAY8, 32, 16, 0, 0);
     GstHarness *h;
@@ -787,7 +811,7 @@ GST_START_TEST (test_regions_refused_at_start)
   gst_object_unref (pipeline);
 
   /* while running: the previous mask stays, a warning names the value */
-  if (!gcvt_on_cuda ()) {
+  {
     e = box_element (&p, &k);
     g_object_set (e, "region-mode", 1, NULL);
     set_regions (e, kept, 1);
@@ -1447,8 +1471,6 @@ regions_suite (void)
 {
   Suite *s = suite_create ("regions");
   TCase *tc = tcase_create ("general");
-  const gchar *whole = "the CUDA backend filters whole frames only: "
-      "test_regions_property checks its refusal";
   const gchar *analytics = "built without GStreamer's analytics library "
       "(gstreamer-analytics-1.0, GStreamer 1.24 and later)";
 
@@ -1456,31 +1478,28 @@ regions_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_regions_property);
   tcase_add_test (tc, test_regions_refused);
-  GCVT_ADD_TEST_IF (tc, test_regions_roi_meta, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_crop, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_planar, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_statistics, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_cpu_formats, !gcvt_on_cuda (),
-      "the CUDA backend filters whole frames only");
+  tcase_add_test (tc, test_regions_roi_meta);
+  tcase_add_test (tc, test_regions_crop);
+  tcase_add_test (tc, test_regions_planar);
+  tcase_add_test (tc, test_regions_statistics);
+  tcase_add_test (tc, test_regions_formats);
   tcase_add_test (tc, test_regions_refused_at_start);
-  GCVT_ADD_TEST_IF (tc, test_regions_fail, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_overflow, !gcvt_on_cuda (), whole);
-  GCVT_ADD_TEST_IF (tc, test_regions_decisions_logged, !gcvt_on_cuda (),
-      whole);
+  tcase_add_test (tc, test_regions_fail);
+  tcase_add_test (tc, test_regions_overflow);
+  tcase_add_test (tc, test_regions_decisions_logged);
   GCVT_ADD_TEST_IF (tc, test_regions_cut_thin, !gcvt_on_cuda (),
-      "the CPU engine's cut");
-  GCVT_ADD_TEST_IF (tc, test_regions_thin_frame, !gcvt_on_cuda (), whole);
+      "the engine's cut, the same on every backend: the cpu suite checks it");
+  tcase_add_test (tc, test_regions_thin_frame);
 #ifdef GCVT_HAVE_ANALYTICS
-  analytics = gcvt_on_cuda ()? whole : NULL;
+  analytics = NULL;
 #endif
   GCVT_ADD_TEST_IF (tc, test_regions_analytics, analytics == NULL, analytics);
   GCVT_ADD_TEST_IF (tc, test_regions_analytics_crop, analytics == NULL,
       analytics);
   GCVT_ADD_TEST_IF (tc, test_regions_analytics_overflow, analytics == NULL,
       analytics);
-  GCVT_ADD_TEST_IF (tc, test_regions_analytics_unread, analytics != NULL
-      && !gcvt_on_cuda (), analytics ? whole : "built with GStreamer's "
-      "analytics library: its metas are read");
+  GCVT_ADD_TEST_IF (tc, test_regions_analytics_unread, analytics != NULL,
+      "built with GStreamer's analytics library: its metas are read");
   return s;
 }
 

@@ -2,8 +2,9 @@
 /* What runs for a CUDA plan's filter on this device: the kernel element
  * type and output epilogue, the launch arguments, what each family can run
  * here (GcvFamilyLimits), the dispatcher's calls that settle the plan's
- * record (gcv_dispatch_choose(), again with the FFT set-up's outcome), and
- * the taps the device runs at the record's width. */
+ * record (gcv_dispatch_choose(), again with the FFT set-up's outcome), the
+ * taps the device runs at the record's width, and the launch of what was
+ * chosen, on a frame or a rectangle of it. */
 #include "gcv-cuda-private.h"
 
 #include <math.h>
@@ -216,6 +217,13 @@ gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
     gcv_dispatch_choose (&key, &e->info, &limits, e->table, plan->requested,
         forced_variant, f->rank1, choice);
   }
+  /* the FFT family transforms whole frames: a rectangle of a frame
+   * with regions runs tiled's adaptive kernel, or direct where no tile
+   * fits (gcv_cuda_launch()) */
+  cp->rect_rows = limits.adaptive_rows;
+  if (choice->variant.family == GCV_FAMILY_FFT && !*choice->detail)
+    g_snprintf (choice->detail, sizeof (choice->detail), "frames with "
+        "regions: %s", cp->rect_rows ? "tiled adaptive" : "direct");
   if (choice->variant.family != GCV_FAMILY_FFT && cp->fft) {
     if (!gcv_cuda_wait_all (cp, error))
       return FALSE;
@@ -223,4 +231,57 @@ gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
   }
   set_run_kernel (cp, f, choice);
   return TRUE;
+}
+
+gboolean
+gcv_cuda_rect_aligned (const CudaPlan * cp, const GcvPlan * plan)
+{
+  const GcvVariant *v = &plan->choice.variant;
+
+  if (plan->choice.column_pass)
+    return FALSE;
+  return (v->family == GCV_FAMILY_TILED && !v->adaptive)
+      || (v->family == GCV_FAMILY_SEPARABLE && !v->two_pass);
+}
+
+gboolean
+gcv_cuda_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
+    const GcvCudaConv * c, gboolean rect, GError ** error)
+{
+  const GcvFilter *f = plan->filter;
+  const GcvVariant *v = &plan->choice.variant;
+
+  if (plan->choice.column_pass)
+    return CHECK (gcv_cuda_column (c), OP_LAUNCH);
+  switch (v->family) {
+    case GCV_FAMILY_TILED:
+      if (!v->adaptive)
+        return CHECK (gcv_cuda_tiled_width (c, v->rows), OP_LAUNCH);
+      return CHECK (gcv_cuda_tiled (c, v->rows, cp->tiled_smem), OP_LAUNCH);
+    case GCV_FAMILY_REGISTER:
+      return CHECK (gcv_cuda_register (c, v->lane_outputs, v->block),
+          OP_LAUNCH);
+    case GCV_FAMILY_SEPARABLE:
+      if (!v->two_pass)
+        return CHECK (gcv_cuda_separable_fused (c, f->row, f->column,
+                v->rows, &cp->engine->props), OP_LAUNCH);
+      return CHECK (gcv_cuda_separable (c, f->row, f->column,
+              cp->slots[slot].d_tmp, cp->tmp_pitch, &cp->engine->props),
+          OP_LAUNCH);
+    case GCV_FAMILY_FFT:{
+      char err[256];
+      if (rect && cp->rect_rows)
+        return CHECK (gcv_cuda_tiled (c, cp->rect_rows, cp->tiled_smem),
+            OP_LAUNCH);
+      if (rect)
+        return CHECK (gcv_cuda_direct (c), OP_LAUNCH);
+      if (!gcv_cuda_fft_run (cp->fft, slot, c, err, sizeof (err))) {
+        g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
+        return FALSE;
+      }
+      return gcv_cuda_check (cudaSuccess, OP_LAUNCH, "fft", error);
+    }
+    default:
+      return CHECK (gcv_cuda_direct (c), OP_LAUNCH);
+  }
 }

@@ -118,9 +118,10 @@ static const GcvBackend cuda_backend = {
   .set_frame_options = gcv_cuda_set_frame_options,
   .get_frame_stats = gcv_cuda_get_frame_stats,
   /* the samples its kernels have no element for are widened first
-   * (passes/convert.cu); whole frames only in this version */
+   * (passes/convert.cu); regions filter their rectangles
+   * (gpu/gcv-cuda-regions.c) */
   .formats = GCV_FORMATS_ALL,
-  .regions = FALSE,
+  .regions = TRUE,
   .device_memory = TRUE,
 };
 

@@ -2,8 +2,10 @@
 /* A frame through its slot on the CUDA backend, all of it queued on the
  * slot's stream: the host frame staged and uploaded (or the device frame
  * copied in), widened where the families have no element for its samples
- * (16-bit words, RGB and BGR), the halo, the chosen family's launch, the
- * output narrowed back to such samples, the download, the slot's event;
+ * (16-bit words, RGB and BGR), the halo, the chosen family's launch (on
+ * the filtered rectangles of a frame with regions, the rest copied:
+ * gcv-cuda-regions.c), the output narrowed back to such samples, the
+ * download, the slot's event;
  * then the wait for that event, the copy out of staging and the frame's
  * statistics. The identity between equal integer formats copies device
  * frames instead. */
@@ -122,12 +124,13 @@ upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   return TRUE;
 }
 
+/* The halo and the chosen family's launch: on the whole frame, or on each
+ * filtered rectangle of a frame with regions (gcv-cuda-regions.c). */
 static gboolean
 compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
-    guint step, GError ** error)
+    guint step, gboolean regions, GError ** error)
 {
   const GcvFilter *f = plan->filter;
-  const GcvVariant *v = &plan->choice.variant;
   CudaSlot *s = &cp->slots[slot];
   GcvCudaConv c = gcv_cuda_conv_args (cp, plan, s);
 
@@ -154,68 +157,76 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
               c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
-  if (plan->choice.column_pass)
-    return CHECK (gcv_cuda_column (&c), OP_LAUNCH);
-  switch (v->family) {
-    case GCV_FAMILY_TILED:
-      if (!v->adaptive)
-        return CHECK (gcv_cuda_tiled_width (&c, v->rows), OP_LAUNCH);
-      return CHECK (gcv_cuda_tiled (&c, v->rows, cp->tiled_smem), OP_LAUNCH);
-    case GCV_FAMILY_REGISTER:
-      return CHECK (gcv_cuda_register (&c, v->lane_outputs, v->block),
-          OP_LAUNCH);
-    case GCV_FAMILY_SEPARABLE:
-      if (!v->two_pass)
-        return CHECK (gcv_cuda_separable_fused (&c, f->row, f->column,
-                v->rows, &cp->engine->props), OP_LAUNCH);
-      return CHECK (gcv_cuda_separable (&c, f->row, f->column, s->d_tmp,
-              cp->tmp_pitch, &cp->engine->props), OP_LAUNCH);
-    case GCV_FAMILY_FFT:{
-      char err[256];
-      if (!gcv_cuda_fft_run (cp->fft, slot, &c, err, sizeof (err))) {
-        g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "%s", err);
-        return FALSE;
-      }
-      return gcv_cuda_check (cudaSuccess, OP_LAUNCH, "fft", error);
-    }
-    default:
-      return CHECK (gcv_cuda_direct (&c), OP_LAUNCH);
-  }
+  if (regions)
+    return gcv_cuda_regions_launch (cp, plan, slot, &c, error);
+  return gcv_cuda_launch (cp, plan, slot, &c, FALSE, error);
 }
 
-/* The output from the kernels' to its frame: narrowed first (into a
- * device frame where it is, with its sample step, or for the host into
- * the slot's raw frame), scattered to a sample step, or copied down. */
+/* A rectangle of the kernels' output to where the frame's output is
+ * assembled: narrowed (into a device frame where it is, with its sample
+ * step, or for the host into the slot's raw frame) or scattered to a
+ * sample step; else it is there already. */
+static gboolean
+finish_rect (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
+    const GcvImage * dst, guint step, const GcvRect * r, GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const guint px = gcv_format_pixel_size (g->out_format);
+  const guint8 *from = (const guint8 *) s->d_out + (gsize) r->y
+      * cp->out_pitch + (gsize) r->x * gcv_cuda_out_size (cp->out);
+
+  if (cp->narrow) {
+    const int shift = word_shift (cp, s, g->out_format);
+    const float max = shift ? 1023.0f : 65535.0f;
+    const guint to_step = dst->on_device ? MAX (step, px) : px;
+    const gsize pitch = dst->on_device ? dst->stride : cp->raw_pitch;
+    guint8 *to = (guint8 *) (dst->on_device ? dst->data : s->d_raw)
+        + (gsize) r->y * pitch + (gsize) r->x * to_step;
+    return CHECK (gcv_cuda_narrow (cp->out_sample, from, cp->out_pitch, to,
+            pitch, to_step, shift, max, r->width, r->height, s->stream),
+        OP_LAUNCH);
+  }
+  if (dst->on_device && step > 1)
+    return CHECK (gcv_cuda_copy_samples ((guint8 *) dst->data
+            + (gsize) r->y * dst->stride + (gsize) r->x * step, dst->stride,
+            step, from, cp->out_pitch, 1, r->width, r->height, s->stream),
+        OP_LAUNCH);
+  return TRUE;
+}
+
+/* The kernels' output to where the frame's output is assembled: the
+ * whole frame, or each filtered rectangle of a frame with regions. */
+static gboolean
+finish (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
+    const GcvImage * dst, guint step, gboolean regions, GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const GcvRect frame = { 0, 0, (gint) g->width, (gint) g->height };
+  const GArray *rects = cp->split.filtered;
+
+  if (!regions)
+    return finish_rect (cp, plan, s, dst, step, &frame, error);
+  for (guint i = 0; i < rects->len; i++)
+    if (!finish_rect (cp, plan, s, dst, step, &g_array_index (rects, GcvRect,
+                i), error))
+      return FALSE;
+  return TRUE;
+}
+
+/* A host frame's output copied down from where it was assembled (the
+ * narrowed frame, or the kernels' output). */
 static gboolean
 download (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
-    const GcvImage * dst, guint step, GError ** error)
+    const GcvImage * dst, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
   const guint px = gcv_format_pixel_size (g->out_format);
   gsize row = (gsize) g->width * px;
   gsize need = row * g->height;
-  const void *from = s->d_out;
-  gsize from_pitch = cp->out_pitch;
+  const void *from = cp->narrow ? s->d_raw : s->d_out;
+  gsize from_pitch = cp->narrow ? cp->raw_pitch : cp->out_pitch;
 
   s->copy_to = NULL;
-  if (cp->narrow) {
-    const int shift = word_shift (cp, s, g->out_format);
-    const float max = shift ? 1023.0f : 65535.0f;
-    if (dst->on_device)
-      return CHECK (gcv_cuda_narrow (cp->out_sample, s->d_out, cp->out_pitch,
-              dst->data, dst->stride, MAX (step, px), shift, max, g->width,
-              g->height, s->stream), OP_LAUNCH);
-    if (!CHECK (gcv_cuda_narrow (cp->out_sample, s->d_out, cp->out_pitch,
-                s->d_raw, cp->raw_pitch, px, shift, max, g->width, g->height,
-                s->stream), OP_LAUNCH))
-      return FALSE;
-    from = s->d_raw;
-    from_pitch = cp->raw_pitch;
-  } else if (dst->on_device && step > 1) {
-    return CHECK (gcv_cuda_copy_samples (dst->data, dst->stride, step,
-            s->d_out, cp->out_pitch, 1, g->width, g->height, s->stream),
-        OP_LAUNCH);
-  }
   if (dst->on_device)
     return TRUE;
   if (is_pinned (dst->data))
@@ -228,6 +239,40 @@ download (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   s->copy_stride = dst->stride;
   return CHECK (cudaMemcpy2DAsync (s->h_out, row, from, from_pitch, row,
           g->height, cudaMemcpyDeviceToHost, s->stream), OP_COPY);
+}
+
+/* Where the input's samples are on the device, for a frame with regions'
+ * copied area: a device frame itself; a host frame where upload() put it,
+ * the frame an unpack or a widening reads, else the padded frame's
+ * interior, whose elements are then the frame's own. */
+static CudaSamples
+input_samples (const CudaPlan * cp, const GcvPlan * plan, const CudaSlot * s,
+    const GcvImage * src, guint step)
+{
+  const GcvFilter *f = plan->filter;
+  const guint px = gcv_format_pixel_size (plan->geometry.in_format);
+
+  if (src->on_device)
+    return (CudaSamples) { src->data, src->stride, MAX (step, px) };
+  if (cp->unpack || cp->widen)
+    return (CudaSamples) { s->d_raw, cp->raw_pitch, px };
+  return (CudaSamples) { (guint8 *) s->d_pad + f->ay * cp->pad_pitch
+        + f->ax * gcv_cuda_pixel_size (cp->pix), cp->pad_pitch, px };
+}
+
+/* Where the output is assembled on the device: a device frame itself,
+ * else what download() copies to the host. */
+static CudaSamples
+output_samples (const CudaPlan * cp, const GcvPlan * plan,
+    const CudaSlot * s, const GcvImage * dst, guint step)
+{
+  const guint px = gcv_format_pixel_size (plan->geometry.out_format);
+
+  if (dst->on_device)
+    return (CudaSamples) { dst->data, dst->stride, MAX (step, px) };
+  if (cp->narrow)
+    return (CudaSamples) { s->d_raw, cp->raw_pitch, px };
+  return (CudaSamples) { s->d_out, cp->out_pitch, px };
 }
 
 /* A copy-only plan's device frame: its bytes into the output, with no
@@ -265,18 +310,36 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
 {
   CudaPlan *cp = state;
   CudaSlot *s = &cp->slots[slot];
+  const GcvGeometry *g = &plan->geometry;
+  const gboolean regions = gcv_regions_restrict (&s->options);
+  guint64 area = (guint64) g->width * g->height;
+  CudaSamples in = { 0 }, out = { 0 };
 
   if (!CHECK (cuda_enter (cp->engine), OP_OTHER))
     return FALSE;
+  /* (the copy is the output with regions or without) */
   if (cp->copy_only && src->on_device && dst->on_device && !s->stats.on)
     return copy_device (plan, s, src, dst, steps, error)
         && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
   /* the input buffers of a copy-only plan are made for the first frame
    * that is filtered */
-  return gcv_cuda_slot_ensure (cp, s, BUF_INPUT, error)
+  if (!gcv_cuda_slot_ensure (cp, s, BUF_INPUT | (regions && !dst->on_device
+              ? BUF_OUT : 0), error))
+    return FALSE;
+  if (regions) {
+    in = input_samples (cp, plan, s, src, steps->src);
+    out = output_samples (cp, plan, s, dst, steps->dst);
+    area = gcv_cuda_regions_cut (cp, plan, s, &in, &out);
+  }
+  return gcv_cuda_stats_set_total (&s->stats, area, s->stream, error)
       && upload (cp, plan, s, src, steps->src, error)
-      && compute (cp, plan, slot, dst, steps->dst, error)
-      && download (cp, plan, s, dst, steps->dst, error)
+      && (!regions || gcv_cuda_regions_copy (cp, plan, s, &in, &out, TRUE,
+          error))
+      && compute (cp, plan, slot, dst, steps->dst, regions, error)
+      && finish (cp, plan, s, dst, steps->dst, regions, error)
+      && (!regions || gcv_cuda_regions_copy (cp, plan, s, &in, &out, FALSE,
+          error))
+      && download (cp, plan, s, dst, error)
       && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
 }
 
@@ -307,6 +370,10 @@ gcv_cuda_set_frame_options (gpointer state, GcvPlan * plan, guint slot,
   CudaPlan *cp = state;
   CudaSlot *s = &cp->slots[slot];
 
+  if (options)
+    s->options = *options;
+  else                          /* all off, as gcv_frame_options_init() */
+    memset (&s->options, 0, sizeof (s->options));
   return CHECK (cuda_enter (cp->engine), OP_OTHER)
       && gcv_cuda_stats_begin (&s->stats, options,
       gcv_filtered_channels (plan->geometry.in_format,
@@ -319,6 +386,5 @@ gcv_cuda_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
 {
   CudaPlan *cp = state;
 
-  gcv_cuda_stats_end (&cp->slots[slot].stats, plan->geometry.width,
-      plan->geometry.height, stats);
+  gcv_cuda_stats_end (&cp->slots[slot].stats, plan->geometry.width, stats);
 }

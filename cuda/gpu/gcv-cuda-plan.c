@@ -33,6 +33,7 @@ gcv_cuda_plan_free (gpointer state)
   gcv_cuda_fft_setup_free (cp);
   g_free (cp->run_taps);
   gcv_cuda_slots_free (cp);
+  gcv_region_split_clear (&cp->split);
   g_free (cp);
 }
 
@@ -45,6 +46,7 @@ gcv_cuda_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
   cp->plan = plan;
   cp->n_slots = plan->n_slots;
   cp->slots = g_new0 (CudaSlot, cp->n_slots);
+  gcv_region_split_init (&cp->split);
   if (!CHECK (cuda_enter (cp->engine), OP_OTHER)
       || !gcv_cuda_slots_create (cp, error)
       || !gcv_cuda_plan_set_filter (cp, plan, error)) {

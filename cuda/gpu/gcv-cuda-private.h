@@ -8,8 +8,10 @@
  *                      (gcv-cuda-stats.h)
  * gcv-cuda-slots.c     the slots: streams, events and buffers
  * gcv-cuda-fft.c       the FFT family's set-up
- * gcv-cuda-choice.c    what runs for the plan's filter on this device, and
- *                      its launch arguments
+ * gcv-cuda-choice.c    what runs for the plan's filter on this device, its
+ *                      launch arguments and its launch
+ * gcv-cuda-regions.c   a frame's privacy regions: the cut, the launches on
+ *                      its filtered rectangles, the copies of the rest
  * gcv-cuda-frame.c     a frame: upload, compute launches, download, wait
  * gcv-cuda-plan.c      a plan: made, set up for each filter, freed
  * gcv-cuda-engine.c    the engine (device or application context, tuning
@@ -58,6 +60,8 @@ typedef struct {
   guint8 *copy_to;
   gsize copy_stride;
   GcvCudaSlotStats stats;
+  GcvFrameOptions options;      /* the frame's, its regions read during
+                                 * its submit only */
 } CudaSlot;
 
 /* The buffers of a slot, as gcv_cuda_slot_ensure() makes them. */
@@ -93,6 +97,10 @@ typedef struct {
   gboolean widen, narrow;
   GcvSample in_sample, out_sample;
   size_t tiled_smem;            /* tiled, adaptive: its shared memory */
+  int rect_rows;                /* tiled, adaptive: its rows, for the
+                                 * rectangles of a frame with regions where
+                                 * the plan runs fft (0: direct) */
+  GcvRegionSplit split;         /* the frame's regions, cut (kept) */
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,
                                  * tile */
@@ -160,6 +168,41 @@ gboolean gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan,
 /* The launch arguments of a frame in slot `s`. */
 GcvCudaConv gcv_cuda_conv_args (CudaPlan * cp, const GcvPlan * plan,
     CudaSlot * s);
+/* The chosen family on `c`: a whole frame, or (`rect`) a rectangle of it,
+ * where fft, which transforms whole frames, gives way to tiled's adaptive
+ * kernel (or direct). */
+gboolean gcv_cuda_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
+    const GcvCudaConv * c, gboolean rect, GError ** error);
+/* Whether the chosen family's vector loads need a rectangle to start on a
+ * column that is a multiple of 4 (tiled's unrolled kernels, fused
+ * separable). */
+gboolean gcv_cuda_rect_aligned (const CudaPlan * cp, const GcvPlan * plan);
+
+/* gcv-cuda-regions.c: a frame's privacy regions (docs/regions.md). The
+ * frame's input and output: where their samples are on the device, `step`
+ * bytes apart. */
+typedef struct {
+  guint8 *data;
+  gsize stride;
+  guint step;
+} CudaSamples;
+/* Cuts the frame of slot `s` (its options restrict it) into rectangles,
+ * cp->split: the exact cut where statistics are taken or the output is
+ * the input (a merged cut's filtered whole would leave no input to copy
+ * the holes from); returns the samples filtered. */
+guint64 gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan,
+    CudaSlot * s, const CudaSamples * in, const CudaSamples * out);
+/* The chosen family on each filtered rectangle, `c` set for the whole
+ * frame, its halo made. */
+gboolean gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan,
+    guint slot, const GcvCudaConv * c, GError ** error);
+/* The copied area, the input's bytes into the output: before the
+ * launches (`before`), the whole frame where the cut has many copied
+ * rectangles; after them, the copied rectangles where it has few, or a
+ * merged cut's holes. */
+gboolean gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan,
+    CudaSlot * s, const CudaSamples * in, const CudaSamples * out,
+    gboolean before, GError ** error);
 
 /* gcv-cuda-frame.c: a frame through its slot (GcvBackend's functions) */
 gboolean gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,

@@ -62,9 +62,12 @@ gcv_cuda_stats_begin (GcvCudaSlotStats * st, const GcvFrameOptions * options,
     return TRUE;
   if (!st->state && !make_buffers (st, stream, error))
     return FALSE;
-  if (st->stale && !CHECK (cudaMemsetAsync (st->state, 0,
-              sizeof (*st->state), stream), OP_OTHER))
-    return FALSE;
+  if (st->stale) {
+    if (!CHECK (cudaMemsetAsync (st->state, 0, sizeof (*st->state), stream),
+            OP_OTHER))
+      return FALSE;
+    st->device_total = 0;
+  }
   st->stale = FALSE;
   st->threshold = float_below (options->statistics_threshold);
   st->n_channels = n_channels;
@@ -75,11 +78,38 @@ gcv_cuda_stats_begin (GcvCudaSlotStats * st, const GcvFrameOptions * options,
   return TRUE;
 }
 
+gboolean
+gcv_cuda_stats_set_total (GcvCudaSlotStats * st, guint64 total,
+    cudaStream_t stream, GError ** error)
+{
+  if (!st->on)
+    return TRUE;
+  if (total > G_MAXUINT) {
+    g_set_error (error, GCV_ERROR, GCV_ERROR_FRAME, "%" G_GUINT64_FORMAT
+        " samples: the statistics count %u at most", total, G_MAXUINT);
+    return FALSE;
+  }
+  st->total = (guint) total;
+  if (st->total == st->device_total || st->total == 0)
+    return TRUE;
+  /* from the page-locked block, which stays as it is until the slot's
+   * next frame, after this one is done */
+  st->result->total = st->total;
+  if (!CHECK (cudaMemcpyAsync (&st->state->total, &st->result->total,
+              sizeof (st->state->total), cudaMemcpyHostToDevice, stream),
+          OP_COPY))
+    return FALSE;
+  st->device_total = st->total;
+  return TRUE;
+}
+
 void
 gcv_cuda_stats_args (const GcvCudaSlotStats * st, GcvCudaConv * c)
 {
   c->stats = st->on ? st->state : NULL;
   c->stats_threshold = st->threshold;
+  c->stats_origin = 0;
+  c->stats_stride = (unsigned) c->width;
 }
 
 /* A key of GcvCudaChannelStats (kernels/gcv-kernels.h) as a value and its place. */
@@ -107,10 +137,9 @@ extreme (guint64 key, gboolean smallest, guint width, gdouble * value,
 }
 
 void
-gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width, guint height,
-    GcvFrameStats * out)
+gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width, GcvFrameStats * out)
 {
-  const guint64 count = (guint64) width * height;
+  const guint64 count = st->total;
   const GcvCudaStatsResult *r = st->result;
   gboolean done = st->on && *(volatile const guint *) &r->samples == count;
 
@@ -118,11 +147,19 @@ gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width, guint height,
   if (!st->on)
     return;
   out->n_channels = st->n_channels;
+  if (count == 0) {
+    /* nothing filtered (regions inside with none in the frame): no
+     * kernel ran; no sample, no extremes, as the CPU engine says */
+    for (guint c = 0; c < st->n_channels; c++)
+      out->channel[c].min = out->channel[c].max = NAN;
+    st->on = FALSE;
+    return;
+  }
   if (!done) {
     /* the kernel's count never reached the frame's: a bug, not the
      * frame's fault; its records may hold part of it */
-    g_critical ("the statistics of a %ux%u frame were not finished", width,
-        height);
+    g_critical ("the statistics of %u samples of a frame %u wide were not "
+        "finished", st->total, width);
     st->stale = TRUE;
   }
   for (guint c = 0; c < st->n_channels; c++) {

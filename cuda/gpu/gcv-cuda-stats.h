@@ -21,6 +21,8 @@ typedef struct {
   guint n_channels;             /* its channels */
   gboolean stale;               /* a frame did not finish its records:
                                  * zero them before the next */
+  guint total;                  /* the samples the frame measures */
+  guint device_total;           /* what the records' total holds */
 } GcvCudaSlotStats;
 
 /* Before a frame's submit: what it asks for (options may be NULL), with
@@ -28,10 +30,16 @@ typedef struct {
 gboolean gcv_cuda_stats_begin (GcvCudaSlotStats * st,
     const GcvFrameOptions * options, guint n_channels, cudaStream_t stream,
     GError ** error);
-/* The launch arguments of the slot's frame. */
+/* The samples the frame measures (its width x height, or the filtered
+ * area of its regions), given to the kernels on the slot's stream before
+ * its launches. */
+gboolean gcv_cuda_stats_set_total (GcvCudaSlotStats * st, guint64 total,
+    cudaStream_t stream, GError ** error);
+/* The launch arguments of the slot's frame (c->width set: the frame's). */
 void gcv_cuda_stats_args (const GcvCudaSlotStats * st, GcvCudaConv * c);
-/* After the frame's wait: its statistics. */
-void gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width, guint height,
+/* After the frame's wait: its statistics, the places in a frame `width`
+ * samples wide. */
+void gcv_cuda_stats_end (GcvCudaSlotStats * st, guint width,
     GcvFrameStats * out);
 /* Frees the buffers (the slot's work done). */
 void gcv_cuda_stats_free (GcvCudaSlotStats * st, cudaStream_t stream);

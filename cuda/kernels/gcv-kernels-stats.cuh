@@ -293,7 +293,7 @@ struct Stats {
   static __device__ __forceinline__ unsigned place (const GcvCudaConv & p,
       int x, int y)
   {
-    return (unsigned) y * (unsigned) p.width + (unsigned) x;
+    return p.stats_origin + (unsigned) y * p.stats_stride + (unsigned) x;
   }
 
   __device__ __forceinline__ void add (const GcvCudaConv & p, float v, int x,
@@ -390,7 +390,6 @@ struct Stats {
   {
     const cg::coalesced_group g = cg::coalesced_threads ();
     const unsigned samples = cg::reduce (g, n, cg::plus<unsigned> ());
-    const unsigned total = (unsigned) p.width * (unsigned) p.height;
     unsigned before = 0;
 
     if (samples == 0)
@@ -410,8 +409,8 @@ struct Stats {
           (p.stats->samples);
       before = count.fetch_add (samples, cuda::memory_order_release);
     }
-    if (g.shfl (before, 0) + samples == total)
-      stats_finish<C> (p.stats, p.stats->result, total);
+    if (g.shfl (before, 0) + samples == p.stats->total)
+      stats_finish<C> (p.stats, p.stats->result, p.stats->total);
   }
 };
 

@@ -51,16 +51,22 @@ typedef struct {
 #define GCV_CUDA_STATS_CHANNELS 4
 
 /* A frame's statistics, in page-locked host memory the kernel writes:
- * `samples` is written last, the frame's width x height once it is done. */
+ * `samples` is written last, the frame's total once it is done. */
 typedef struct {
   GcvCudaChannelStats channel[GCV_CUDA_STATS_CHANNELS];
   unsigned int samples;
+  unsigned int total;           /* the host's: the source of the state's
+                                 * total, copied when it changes */
 } GcvCudaStatsResult;
 
 typedef struct {
   GcvCudaChannelStats part[GCV_CUDA_STATS_PARTS][GCV_CUDA_STATS_CHANNELS];
   unsigned int samples;
   GcvCudaStatsResult *result;   /* set once: where the frames' go */
+  /* The samples of a frame, which its last group counts to: width x
+   * height, or with privacy regions the filtered area, which several
+   * launches (a rectangle each) share. Set by the host before the frame. */
+  unsigned int total;
 } GcvCudaStatsState;
 
 /* One convolution: padded input to output, both pitched device memory. */
@@ -94,6 +100,12 @@ typedef struct {
    * |v| > the threshold), and the frame's records (NULL: none). */
   float stats_threshold;
   GcvCudaStatsState *stats;
+  /* The places of the statistics' extremes are in the frame's samples:
+   * output (x, y) is at stats_origin + y * stats_stride + x, where
+   * stats_stride is the frame's width and stats_origin the place of
+   * output (0, 0): 0 for a whole frame, a rectangle's corner where the
+   * launch filters a rectangle of it (privacy regions). */
+  unsigned int stats_origin, stats_stride;
   /* The kernels take this by value: past 128 bytes the compiler addresses
    * it in memory, and the kernels' code changes (gcv-kernels-common.cuh). */
 } GcvCudaConv;
