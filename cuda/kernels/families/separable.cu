@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `separable`: the entry points the CUDA backend calls
  * (gcv-kernels.h), which pick the pixel type's instances (separable.cuh;
- * the kernels are in separable-kernels.cuh, compiled in separable-gray.cu
- * and separable-rgba.cu). */
+ * the kernels are in separable-kernels.cuh, compiled in separable-gray.cu,
+ * separable-rgba.cu and separable-rgbx.cu). */
 #include "kernels/gcv-kernels-common.cuh"
 #include "kernels/families/separable.cuh"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Family `separable`: what its entry points (separable.cu) and its kernels
  * (separable-kernels.cuh) share. The kernels of one-channel frames
- * (separable-gray.cu) and of the RGBA family (separable-rgba.cu) compile
- * side by side (docs/architecture.md). */
+ * (separable-gray.cu) and of the RGBA family (separable-rgba.cu,
+ * separable-rgbx.cu) compile side by side (docs/architecture.md). */
 #ifndef GCV_SEPARABLE_CUH
 #define GCV_SEPARABLE_CUH
 
