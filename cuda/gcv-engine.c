@@ -7,6 +7,7 @@
  * frames in flight, host memory, the tuning table, its device and
  * description. */
 #include "gcv-private.h"
+#include "gcv-interop.h"
 #include "gcv-backend.h"
 #include "dispatch/gcv-tuning.h"
 

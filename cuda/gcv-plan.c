@@ -4,6 +4,7 @@
  * backend, or gcv-planar.c for frames of several planes) does the work.
  * Engines are gcv-engine.c's. */
 #include "gcv-private.h"
+#include "gcv-interop.h"
 #include "gcv-backend.h"
 #include "gcv-tools.h"
 #include "dispatch/gcv-dispatch.h"

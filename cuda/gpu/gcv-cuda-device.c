@@ -2,6 +2,7 @@
 /* The CUDA backend's devices, its checked CUDA calls and their failure
  * injection, and page-locked memory. */
 #include "gcv-private.h"
+#include "gcv-interop.h"
 #include "gcv-cuda-device.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Builds without CUDA have no CUDA backend. */
 #include "gcv-private.h"
+#include "gcv-interop.h"
 #include "gcv-backend.h"
 
 const GcvBackend *
