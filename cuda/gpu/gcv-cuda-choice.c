@@ -221,9 +221,6 @@ gcv_cuda_choose_variant (CudaPlan * cp, GcvPlan * plan, GError ** error)
    * with regions runs tiled's adaptive kernel, or direct where no tile
    * fits (gcv_cuda_launch()) */
   cp->rect_rows = limits.adaptive_rows;
-  if (choice->variant.family == GCV_FAMILY_FFT && !*choice->detail)
-    g_snprintf (choice->detail, sizeof (choice->detail), "frames with "
-        "regions: %s", cp->rect_rows ? "tiled adaptive" : "direct");
   if (choice->variant.family != GCV_FAMILY_FFT && cp->fft) {
     if (!gcv_cuda_wait_all (cp, error))
       return FALSE;
