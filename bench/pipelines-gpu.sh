@@ -332,10 +332,11 @@ for size in 1080p 4K; do
 done
 
 # verdict LABEL SIZE ROW BASE MIN: PASS/MISS line for ROW/BASE >= MIN
-# (nothing for a row not run)
+# (nothing where either row was not run)
 verdict() {
   local what=$1 size=$2 row=$3 base=$4 min=$5 v b r
   case " ${rows[*]} " in *" $row "*) ;; *) return ;; esac
+  case " ${rows[*]} " in *" $base "*) ;; *) return ;; esac
   v=${med[$size/$row]:-} b=${med[$size/$base]:-}
   if [ -z "$v" ] || [ -z "$b" ]; then
     echo "FAIL  $size $what: not measured (a pipeline failed)"
