@@ -23,6 +23,8 @@
 #                        ! video/x-raw(memory:CUDAMemory) ! fakesink
 #   hevc gaussian      ... nvh265dec ! video/x-raw(memory:CUDAMemory),format=P010_10LE
 #                        ! gpuconvolve gaussian 9 ! video/x-raw(memory:CUDAMemory) ! fakesink
+#   hevc x8            8 of the hevc decode alone, and 8 of hevc gaussian, in one
+#                        gst-launch-1.0 (frames/s of all 8 together)
 #
 # The caps filters around gpuconvolve on the CUDA rows make negotiation fail
 # (and the row with it) rather than silently take another memory path. The
@@ -33,7 +35,7 @@
 #   cuda gaussian >= 90% of decode alone, and >= 3x today's path
 #   cuda sobel-x  >= 80% of decode alone
 #   cuda regions  >= 95% of decode alone
-#   hevc gaussian >= 95% of hevc decode alone
+#   hevc gaussian >= 95% of hevc decode alone (one stream, and 8 at once)
 # The HEVC rows need x265enc, h265parse and nvh265dec; without them they are
 # left out with a note (not a failure).
 #
@@ -191,7 +193,7 @@ cuda='video/x-raw(memory:CUDAMemory)'
 gx=(gpuconvolve $extra)
 rows=(decode today today-sobel today-8threads cuda-gaussian cuda-sobel
   cuda-download cuda-regions)
-[ -n "$hevc" ] && rows+=(hevc-decode hevc-gaussian)
+[ -n "$hevc" ] && rows+=(hevc-decode hevc-gaussian hevc-decode-x8 hevc-gaussian-x8)
 if [ -n "${ROWS:-}" ]; then
   # shellcheck disable=SC2206
   rows=($ROWS)
@@ -199,6 +201,9 @@ if [ -n "${ROWS:-}" ]; then
   case " ${rows[*]} " in *" decode "*) ;; *) rows=(decode "${rows[@]}") ;; esac
   case " ${rows[*]} " in
     *" hevc-"*) case " ${rows[*]} " in *" hevc-decode "*) ;; *) rows+=(hevc-decode) ;; esac ;;
+  esac
+  case " ${rows[*]} " in
+    *" hevc-gaussian-x8 "*) case " ${rows[*]} " in *" hevc-decode-x8 "*) ;; *) rows+=(hevc-decode-x8) ;; esac ;;
   esac
   # without the HEVC elements those rows are left out (said above)
   [ -z "$hevc" ] && mapfile -t rows < <(printf '%s\n' "${rows[@]}" | grep -v '^hevc-')
@@ -216,6 +221,8 @@ declare -A label=(
   [cuda-regions]="nvh264dec ! gaussian 31, 8 regions inside (CUDA)"
   [hevc-decode]="decode alone (nvh265dec Main10, P010, CUDA)"
   [hevc-gaussian]="nvh265dec ! P010 gaussian 9 (CUDA in/out)"
+  [hevc-decode-x8]="8 streams: nvh265dec alone (P010, CUDA)"
+  [hevc-gaussian-x8]="8 streams: nvh265dec ! P010 gaussian 9 (CUDA)"
 )
 
 # pipeline ROW SIZE: the gst-launch-1.0 arguments of a row, one per line
@@ -252,6 +259,14 @@ pipeline() {
     hevc-decode) printf '%s\n' "${head[@]}" ! "$cuda" ! "${tail[@]}" ;;
     hevc-gaussian) printf '%s\n' "${head[@]}" ! "$cuda,format=P010_10LE" \
         ! "${gx[@]}" filter=gaussian size=9 ! "$cuda" ! "${tail[@]}" ;;
+    hevc-*-x8)
+      # eight branches in one pipeline, each its own decoder
+      for ((b = 0; b < 8; b++)); do
+        printf '%s\n' "${head[@]}" ! "$cuda,format=P010_10LE"
+        [ "$1" = hevc-gaussian-x8 ] && printf '%s\n' ! "${gx[@]}" \
+            filter=gaussian size=9 ! "$cuda"
+        printf '%s\n' ! "${tail[@]}"
+      done ;;
   esac
 }
 
@@ -291,7 +306,7 @@ for size in 1080p 4K; do
       [ -n "${failed[$key]:-}" ] && continue
       mapfile -t args < <(pipeline "$row" "$size")
       if t=$(run_seconds "${args[@]}"); then
-        f=$(fps "$n" "$t")
+        case $row in *-x8) f=$(fps "$((n * 8))" "$t") ;; *) f=$(fps "$n" "$t") ;; esac
         runs[$key]="${runs[$key]:-} $f"
         echo "   run $r $row: $t s, $f frames/s"
       else
@@ -313,7 +328,13 @@ for key in "${!runs[@]}"; do
   range[$key]=$(printf '%s\n' ${runs[$key]} | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }')
 done
 # the decoder alone a row is measured against
-base_of() { case $1 in hevc-*) echo hevc-decode ;; *) echo decode ;; esac; }
+base_of() {
+  case $1 in
+    hevc-*-x8) echo hevc-decode-x8 ;;
+    hevc-*) echo hevc-decode ;;
+    *) echo decode ;;
+  esac
+}
 echo
 printf '%-6s %-52s %6s %9s %15s %9s %8s\n' size pipeline frames "frames/s" "min-max" "vs decode" "vs today"
 for size in 1080p 4K; do
@@ -357,6 +378,7 @@ for size in 1080p 4K; do
   verdict "cuda sobel-x GRAY32F >= 0.80 x decode alone" "$size" cuda-sobel decode 0.80
   verdict "cuda regions (8 inside, gaussian 31) >= 0.95 x decode alone" "$size" cuda-regions decode 0.95
   verdict "hevc P010 gaussian >= 0.95 x hevc decode alone" "$size" hevc-gaussian hevc-decode 0.95
+  verdict "8 streams hevc P010 gaussian >= 0.95 x 8 decoders alone" "$size" hevc-gaussian-x8 hevc-decode-x8 0.95
   r=$(ratio "${med[$size/cuda-sobel]:-}" "${med[$size/today-sobel]:-}")
   [ "$r" = - ] && r="not measured" || r=${r}x
   echo "info  $size cuda sobel-x against today's sobel-x path: $r"
