@@ -17,95 +17,19 @@
 #include "stats-bench.h"
 #include "common.h"
 #include "configs.h"
+#include "device-frame.h"
 #include "timing.h"
 
 #include <math.h>
 #include <string.h>
 
-/* A device frame of the configuration, and its planes' sizes. */
-typedef struct {
-  GcvImage img;
-  void *planes[3];
-  gsize row[3], pitch[3];
-  guint rows[3], n_planes;
-} DeviceFrame;
-
-static void
-frame_alloc (DeviceFrame * f, GcvFormat format, guint w, guint h)
-{
-  guint cw = 0, ch = 0;
-
-  memset (f, 0, sizeof (*f));
-  f->n_planes = 1;
-  f->row[0] = (gsize) w * gcv_format_pixel_size (format);
-  f->rows[0] = h;
-  if (gcv_format_chroma_size (format, w, h, &cw, &ch)) {
-    /* NV12: one plane of U and V pairs; I420: U, then V */
-    f->n_planes = format == GCV_FORMAT_NV12 ? 2 : 3;
-    for (guint i = 1; i < f->n_planes; i++) {
-      f->row[i] = format == GCV_FORMAT_NV12 ? 2 * (gsize) cw : cw;
-      f->rows[i] = ch;
-    }
-  }
-  for (guint i = 0; i < f->n_planes; i++)
-    BENCH_CUDA (cudaMallocPitch (&f->planes[i], &f->pitch[i], f->row[i],
-            f->rows[i]));
-  f->img.data = f->planes[0];
-  f->img.stride = f->pitch[0];
-  f->img.on_device = TRUE;
-  for (guint i = 1; i < f->n_planes; i++) {
-    f->img.chroma[i - 1] = f->planes[i];
-    f->img.chroma_stride[i - 1] = f->pitch[i];
-  }
-}
-
-static void
-frame_fill (DeviceFrame * f, GcvFormat format, guint32 seed)
-{
-  for (guint i = 0; i < f->n_planes; i++) {
-    /* floats in [0, 1) for GRAY32F, random bytes otherwise */
-    guint8 *host = format == GCV_FORMAT_GRAY32F ?
-        bench_random_frame (format, f->row[i] / 4, f->rows[i], seed) :
-        bench_random_frame (GCV_FORMAT_GRAY8, f->row[i], f->rows[i],
-        seed + i);
-    BENCH_CUDA (cudaMemcpy2D (f->planes[i], f->pitch[i], host, f->row[i],
-            f->row[i], f->rows[i], cudaMemcpyHostToDevice));
-    g_free (host);
-  }
-}
-
-/* The frame's bytes, rows packed, planes one after the other. */
-static guint8 *
-frame_download (const DeviceFrame * f, gsize * size)
-{
-  gsize n = 0, at = 0;
-  guint8 *host;
-
-  for (guint i = 0; i < f->n_planes; i++)
-    n += f->row[i] * f->rows[i];
-  host = g_malloc (n);
-  for (guint i = 0; i < f->n_planes; i++) {
-    BENCH_CUDA (cudaMemcpy2D (host + at, f->row[i], f->planes[i],
-            f->pitch[i], f->row[i], f->rows[i], cudaMemcpyDeviceToHost));
-    at += f->row[i] * f->rows[i];
-  }
-  *size = n;
-  return host;
-}
-
-static void
-frame_free (DeviceFrame * f)
-{
-  for (guint i = 0; i < f->n_planes; i++)
-    BENCH_CUDA (cudaFree (f->planes[i]));
-}
-
 /* One frame through the plan, with or without statistics: the GPU's time
  * on the plan's stream and the host's from submit to wait, in ms. */
 static gboolean
-run_frame (GcvPlan * plan, const DeviceFrame * in, const DeviceFrame * out,
-    const GcvFrameOptions * options, cudaEvent_t start, cudaEvent_t stop,
-    double *gpu_ms, double *host_ms, GcvFrameStats * stats, GError ** error)
+run_frame (GcvPlan * plan, const BenchDeviceFrame * in,
+    const BenchDeviceFrame * out, const GcvFrameOptions * options,
+    cudaEvent_t start, cudaEvent_t stop, double *gpu_ms, double *host_ms,
+    GcvFrameStats * stats, GError ** error)
 {
   cudaStream_t stream = gcv_plan_get_cuda_stream (plan, 0);
   gint64 t0 = g_get_monotonic_time ();
@@ -138,8 +62,8 @@ typedef struct {
  * with `options`. */
 static double
 plan_memory (Context * ctx, const GcvGeometry * g, const GcvFilter * filter,
-    GcvFamily family, const DeviceFrame * in, const DeviceFrame * out,
-    const GcvFrameOptions * options)
+    GcvFamily family, const BenchDeviceFrame * in,
+    const BenchDeviceFrame * out, const GcvFrameOptions * options)
 {
   gsize before, after, total;
   GError *error = NULL;
@@ -175,7 +99,7 @@ run_config (Context * ctx, GcvFormat format, guint w, guint h,
   GError *error = NULL;
   GcvFilter *filter;
   GcvPlan *plan = NULL;
-  DeviceFrame in, out;
+  BenchDeviceFrame in, out;
   double *ms[2][2], gpu, host;  /* [statistics][gpu, host] */
   BenchStats med[2][2];
   guint8 *bytes[2];
@@ -202,9 +126,9 @@ run_config (Context * ctx, GcvFormat format, guint w, guint h,
   gcv_frame_options_init (&on);
   on.statistics = TRUE;
   on.statistics_threshold = 0.5;
-  frame_alloc (&in, format, w, h);
-  frame_alloc (&out, format, w, h);
-  frame_fill (&in, format, r->seed);
+  bench_device_frame_alloc (&in, format, w, h);
+  bench_device_frame_alloc (&out, format, w, h);
+  bench_device_frame_fill (&in, format, r->seed);
   mib = plan_memory (ctx, &g, filter, family, &in, &out, &on);
 
   /* the output with statistics and without: the same bytes */
@@ -214,7 +138,7 @@ run_config (Context * ctx, GcvFormat format, guint w, guint h,
     if (!run_frame (plan, &in, &out, s ? &on : NULL, ctx->start, ctx->stop,
             &gpu, &host, &stats, &error))
       bench_die ("a frame failed: %s", error->message);
-    bytes[s] = frame_download (&out, &size[s]);
+    bytes[s] = bench_device_frame_download (&out, &size[s]);
   }
   same = size[0] == size[1] && memcmp (bytes[0], bytes[1], size[0]) == 0;
   g_free (bytes[0]);
@@ -250,8 +174,8 @@ run_config (Context * ctx, GcvFormat format, guint w, guint h,
       same ? "same" : "DIFFERENT", gcv_plan_describe (plan));
   if (!same)
     ctx->failures++;
-  frame_free (&in);
-  frame_free (&out);
+  bench_device_frame_free (&in);
+  bench_device_frame_free (&out);
   gcv_plan_free (plan);
   gcv_filter_free (filter);
 }
