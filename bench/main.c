@@ -11,6 +11,7 @@
 #include "kernel-bench.h"
 #include "hw-limits.h"
 #include "npp-peer.h"
+#include "regions-bench.h"
 #include "report.h"
 #include "stats-bench.h"
 
@@ -45,6 +46,7 @@ static gchar *opt_sizes = NULL;
 static gdouble opt_noise_ms = 0.003;
 static gboolean opt_statistics = FALSE;
 static gchar *opt_planes = NULL;
+static gboolean opt_regions = FALSE;
 
 static const GOptionEntry entries[] = {
   {"formats", 0, 0, G_OPTION_ARG_STRING, &opt_formats,
@@ -108,6 +110,11 @@ static const GOptionEntry entries[] = {
   {"planes", 0, 0, G_OPTION_ARG_STRING, &opt_planes,
       "With --statistics: luma or all, for NV12 and I420 (default luma)",
       "PLANES"},
+  {"regions", 0, 0, G_OPTION_ARG_NONE, &opt_regions,
+      "Only time privacy regions: NV12 3840x2160 in device memory, 8 "
+      "regions of 200x200, 31x31 Gaussian; inside against a copy of the "
+      "frame, outside against the whole frame (--runs, --warmup, --seed, "
+      "--device apply; a CSV only where --csv is given)", NULL},
   {NULL}
 };
 
@@ -305,6 +312,12 @@ main (int argc, char **argv)
   if (opt_choices)
     return bench_list_choices (&plan, opt_device, (guint32) opt_seed,
         opt_tuning_file);
+  if (opt_regions) {
+    BenchRegionsRun run = { opt_device, (guint32) opt_seed,
+      (guint) opt_warmup, (guint) opt_runs, opt_csv
+    };
+    return bench_regions (&run);
+  }
   if (opt_statistics) {
     BenchStatsRun run = { opt_device, (guint32) opt_seed, opt_formats,
       opt_sizes, opt_kernels, opt_families,
