@@ -52,7 +52,7 @@ bench_device_frame_fill (BenchDeviceFrame * f, GcvFormat format,
 }
 
 void
-bench_device_frame_set (BenchDeviceFrame * f, guint8 value)
+bench_device_frame_set (const BenchDeviceFrame * f, guint8 value)
 {
   for (guint i = 0; i < f->n_planes; i++)
     BENCH_CUDA (cudaMemset2D (f->planes[i], f->pitch[i], value, f->row[i],

@@ -24,7 +24,7 @@ void bench_device_frame_alloc (BenchDeviceFrame * f, GcvFormat format,
 void bench_device_frame_fill (BenchDeviceFrame * f, GcvFormat format,
     guint32 seed);
 /* Every byte of every plane set to `value`. */
-void bench_device_frame_set (BenchDeviceFrame * f, guint8 value);
+void bench_device_frame_set (const BenchDeviceFrame * f, guint8 value);
 /* The frame's bytes, rows packed, planes one after the other. */
 guint8 *bench_device_frame_download (const BenchDeviceFrame * f,
     gsize * size);

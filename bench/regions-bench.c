@@ -123,7 +123,7 @@ enqueue_copy (gpointer user)
 static guint8 *
 run_once (Job * j, gsize * size)
 {
-  bench_device_frame_set ((BenchDeviceFrame *) j->out, 0xa5);
+  bench_device_frame_set (j->out, 0xa5);
   BENCH_CUDA (cudaDeviceSynchronize ());
   enqueue_frame (j);
   finish_frame (j);
