@@ -80,7 +80,8 @@ enqueue_frame (gpointer user)
 {
   Job *j = user;
   gpointer streams[3];
-  const guint n = gcv_plan_get_next_cuda_streams (j->plan, streams, 3);
+  const guint n = MIN (gcv_plan_get_next_cuda_streams (j->plan, streams,
+          3), 3);
   GError *error = NULL;
 
   if (n == 0)
