@@ -161,6 +161,26 @@ gcv_pinned_free (gpointer mem)
 }
 
 gboolean
+gcv_host_register (gpointer mem, gsize size, GError ** error)
+{
+  /* portable, as gcv_pinned_alloc()'s memory; a failure leaves no error
+   * behind for the next call (cudaHostRegister's are not sticky) */
+  if (CHECK (cudaHostRegister (mem, size, cudaHostRegisterPortable),
+          OP_ALLOC))
+    return TRUE;
+  cudaGetLastError ();
+  return FALSE;
+}
+
+void
+gcv_host_unregister (gpointer mem)
+{
+  /* fails only for memory not registered, which the caller never gives */
+  if (mem && cudaHostUnregister (mem) != cudaSuccess)
+    cudaGetLastError ();
+}
+
+gboolean
 gcv_device_memory (gint device_id, gsize * used, gsize * total,
     GError ** error)
 {
