@@ -47,7 +47,7 @@ typedef enum {
 GType gst_gpu_convolve_region_fail_get_type (void);
 
 /* Which of upstream's system memory the CUDA backend page-locks where it
- * lies (docs/memory.md). */
+ * lies (docs/pipeline.md). */
 typedef enum {
   GST_GPU_CONVOLVE_HOST_REGISTER_NONE,
   GST_GPU_CONVOLVE_HOST_REGISTER_REUSED,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Upstream's system memory page-locked where it lies for the CUDA
  * backend's uploads, a registration per host range, cached for the
- * process (gstgpuconvolvehostreg.c; docs/memory.md). */
+ * process (gstgpuconvolvehostreg.c; docs/pipeline.md). */
 #ifndef __GST_GPU_CONVOLVE_HOSTREG_H__
 #define __GST_GPU_CONVOLVE_HOSTREG_H__
 

@@ -12,7 +12,7 @@
 
 #define DEFAULT_QUEUE_DEPTH 2
 #define MAX_QUEUE_DEPTH 8
-/* MiB of upstream's memory page-locked at most (docs/memory.md) */
+/* MiB of upstream's memory page-locked at most (docs/pipeline.md) */
 #define DEFAULT_HOST_REGISTER_LIMIT 1024
 #define MAX_HOST_REGISTER_LIMIT (1024 * 1024)
 
@@ -780,7 +780,7 @@ gst_gpu_convolve_properties_install (GObjectClass * gobject_class)
    * buffer (gst_buffer_new_wrapped_full() over an application's ring of
    * frames), which upstream must then keep allocated until the element
    * stops: freed earlier, a later allocation at the same address would be
-   * read from the old pages. docs/memory.md tells more.
+   * read from the old pages. docs/pipeline.md tells more.
    *
    * Since: 0.3
    */

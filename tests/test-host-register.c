@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Upstream's system memory page-locked where it lies (host-register,
- * docs/memory.md): frames uploaded from a registration and frames staged
+ * docs/pipeline.md): frames uploaded from a registration and frames staged
  * give the reference's pixels; a registration ends before its memory is
  * freed (the memory then reused at the same address with new pages is read
  * anew); a range reused at another size is registered anew; an
