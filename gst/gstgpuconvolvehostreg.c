@@ -135,6 +135,12 @@ gst_gpu_convolve_hostreg_acquire (gpointer owner, GstMemory * mem,
   if (!data || !size || !gst_memory_is_type (root, GST_ALLOCATOR_SYSMEM))
     return NULL;
   g_mutex_lock (&lock);
+  /* registered for another element: the engine reads it where it lies
+   * (it is page-locked), so this frame's upload holds it busy too */
+  for (guint i = 0; i < MAX_ENTRIES && !e; i++)
+    if (entries[i].registered && entries[i].ptr == data
+        && entries[i].size == size)
+      e = &entries[i];
   for (guint i = 0; i < MAX_ENTRIES && !e; i++)
     if (entries[i].owner == owner && entries[i].ptr == data)
       e = &entries[i];
@@ -203,17 +209,4 @@ gst_gpu_convolve_hostreg_forget (gpointer owner)
     if (entries[i].owner == owner && !entries[i].busy)
       drop (&entries[i]);
   g_mutex_unlock (&lock);
-}
-
-guint64
-gst_gpu_convolve_hostreg_bytes (gpointer owner)
-{
-  guint64 held = 0;
-
-  g_mutex_lock (&lock);
-  for (guint i = 0; i < MAX_ENTRIES; i++)
-    if (entries[i].owner == owner && entries[i].registered)
-      held += entries[i].size;
-  g_mutex_unlock (&lock);
-  return held;
 }

@@ -21,8 +21,6 @@ gpointer gst_gpu_convolve_hostreg_acquire (gpointer owner, GstMemory * mem,
 void gst_gpu_convolve_hostreg_release (gpointer reg);
 /* Every registration of `owner` ended (at stop). */
 void gst_gpu_convolve_hostreg_forget (gpointer owner);
-/* The bytes page-locked for `owner`, for tests and the log. */
-guint64 gst_gpu_convolve_hostreg_bytes (gpointer owner);
 
 G_END_DECLS
 
