@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gpuconvolve-element-bench: frames/s through the gpuconvolve element,
  * appsrc ! gpuconvolve ! fakesink sync=false, with pre-filled input buffers
- * (pinned: memory of gcv_engine_host_alloc; pageable: g_malloc) at several
- * queue depths, against the duplex bound of the same frame measured in the
- * same run (one H2D and one D2H at once on two streams). See README.md. */
+ * (pinned: memory of gcv_engine_host_alloc; pageable: g_malloc; both
+ * pushed as shallow copies of one buffer per frame; appsrc: an
+ * application's ring of g_malloc'd frames, each wrapped anew for each push
+ * and reused once that buffer is freed) at several queue depths, against
+ * the duplex bound of the same frame measured in the same run (one H2D and
+ * one D2H at once on two streams). See README.md. */
 #include "common.h"
 #include "gst-util.h"
 #include "hw-limits.h"
@@ -32,6 +35,7 @@ static gint opt_runs = 20;
 static gchar *opt_csv = NULL;
 static gint opt_device = -1;
 static gboolean opt_quick = FALSE;
+static gint opt_app_buffers = 3;
 
 static const GOptionEntry entries[] = {
   {"configs", 0, 0, G_OPTION_ARG_STRING, &opt_configs,
@@ -46,7 +50,11 @@ static const GOptionEntry entries[] = {
   {"depths", 0, 0, G_OPTION_ARG_STRING, &opt_depths,
       "queue-depth values (default 1,2,3)", "LIST"},
   {"inputs", 0, 0, G_OPTION_ARG_STRING, &opt_inputs,
-      "Input memory: pinned, pageable (default both)", "LIST"},
+      "Input memory: pinned, pageable, appsrc (default pinned,pageable)",
+      "LIST"},
+  {"app-buffers", 0, 0, G_OPTION_ARG_INT, &opt_app_buffers,
+      "Frames in the application's ring of the appsrc input (default 3)",
+      "N"},
   {"frames", 'n', 0, G_OPTION_ARG_INT, &opt_frames,
       "Frames timed per measurement (default 100)", "N"},
   {"warmup-frames", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
@@ -136,12 +144,58 @@ typedef struct {
   gchar *active;
 } Result;
 
-/* Pushes opt_warmup + opt_frames shallow copies of `inputs` in turn; the
- * rate counts the frames after the warm-up. */
-static gboolean
-measure (const Config * c, guint depth, guint8 ** inputs, gsize frame_size,
-    Result * result, GError ** error)
+/* The appsrc input: an application's ring of frames, each pushed wrapped
+ * anew and reused only once that buffer was freed. */
+typedef struct {
+  GMutex lock;
+  GCond freed;
+  gboolean *in_use;
+} Ring;
+
+typedef struct {
+  Ring *ring;
+  guint index;
+} RingFrame;
+
+static void
+ring_frame_freed (gpointer data)
 {
+  RingFrame *f = data;
+
+  g_mutex_lock (&f->ring->lock);
+  f->ring->in_use[f->index] = FALSE;
+  g_cond_broadcast (&f->ring->freed);
+  g_mutex_unlock (&f->ring->lock);
+}
+
+/* Frame i of the ring wrapped, once its last buffer was freed; NULL after
+ * 30 s without (the element holds it). */
+static GstBuffer *
+ring_take (Ring * ring, RingFrame * frames, guint8 ** data, guint i,
+    gsize size)
+{
+  gint64 until = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
+  gboolean given = TRUE;
+
+  g_mutex_lock (&ring->lock);
+  while (ring->in_use[i] && (given = g_cond_wait_until (&ring->freed,
+              &ring->lock, until)));
+  if (given)
+    ring->in_use[i] = TRUE;
+  g_mutex_unlock (&ring->lock);
+  return given ? gst_buffer_new_wrapped_full (0, data[i], size, 0, size,
+      &frames[i], ring_frame_freed) : NULL;
+}
+
+/* Pushes opt_warmup + opt_frames shallow copies of `inputs` in turn, or
+ * with `n_ring` the frames of `inputs` (n_ring of them) wrapped anew, each
+ * reused once freed; the rate counts the frames after the warm-up. */
+static gboolean
+measure (const Config * c, guint depth, guint8 ** inputs, guint n_ring,
+    gsize frame_size, Result * result, GError ** error)
+{
+  Ring ring;
+  RingFrame *ring_frames = g_new0 (RingFrame, MAX (n_ring, 1));
   GstElement *pipeline, *src, *conv, *sink;
   GstCaps *caps;
   GstBuffer *templates[N_INPUTS];
@@ -175,8 +229,16 @@ measure (const Config * c, guint depth, guint8 ** inputs, gsize frame_size,
   arrivals.count = 0;
   arrivals.times = g_new0 (gint64, total);
   g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), &arrivals);
+  /* the application keeps its ring allocated until the pipeline stops */
+  if (n_ring)
+    gst_util_set_object_arg (G_OBJECT (conv), "host-register", "kept");
+  g_mutex_init (&ring.lock);
+  g_cond_init (&ring.freed);
+  ring.in_use = g_new0 (gboolean, MAX (n_ring, 1));
+  for (guint i = 0; i < n_ring; i++)
+    ring_frames[i] = (RingFrame) { &ring, i };
   for (guint i = 0; i < N_INPUTS; i++)
-    templates[i] = bench_gst_wrap (inputs[i], frame_size);
+    templates[i] = n_ring ? NULL : bench_gst_wrap (inputs[i], frame_size);
 
   if (gst_element_set_state (pipeline, GST_STATE_PLAYING)
       == GST_STATE_CHANGE_FAILURE) {
@@ -185,7 +247,13 @@ measure (const Config * c, guint depth, guint8 ** inputs, gsize frame_size,
     goto done;
   }
   for (guint i = 0; i < total; i++) {
-    GstBuffer *b = gst_buffer_copy (templates[i % N_INPUTS]);
+    GstBuffer *b = n_ring ? ring_take (&ring, ring_frames, inputs, i % n_ring,
+        frame_size) : gst_buffer_copy (templates[i % N_INPUTS]);
+    if (!b) {
+      g_set_error (error, BENCH_GST_ERROR, 0, "frame %u of the application's "
+          "ring was not given back within 30 s", i % n_ring);
+      break;
+    }
     GST_BUFFER_PTS (b) = gst_util_uint64_scale (i, GST_SECOND, 30);
     GST_BUFFER_DURATION (b) = GST_SECOND / 30;
     if (gst_app_src_push_buffer (GST_APP_SRC (src), b) != GST_FLOW_OK) {
@@ -211,7 +279,12 @@ measure (const Config * c, guint depth, guint8 ** inputs, gsize frame_size,
 done:
   gst_element_set_state (pipeline, GST_STATE_NULL);
   for (guint i = 0; i < N_INPUTS; i++)
-    gst_buffer_unref (templates[i]);
+    if (templates[i])
+      gst_buffer_unref (templates[i]);
+  g_free (ring.in_use);
+  g_free (ring_frames);
+  g_mutex_clear (&ring.lock);
+  g_cond_clear (&ring.freed);
   g_free (arrivals.times);
   gst_object_unref (src);
   gst_object_unref (conv);
@@ -253,7 +326,9 @@ main (int argc, char **argv)
   GError *error = NULL;
   GArray *configs = g_array_new (FALSE, FALSE, sizeof (Config));
   GArray *depths = g_array_new (FALSE, FALSE, sizeof (guint));
-  gboolean inputs[2] = { FALSE, FALSE };        /* pinned, pageable */
+  /* pinned, pageable, appsrc */
+  static const char *const input_names[] = { "pinned", "pageable", "appsrc" };
+  gboolean inputs[3] = { FALSE, FALSE, FALSE };
   GcvEngine *engine;
   FILE *csv = NULL;
   const char *csv_path;
@@ -276,24 +351,25 @@ main (int argc, char **argv)
   g_option_context_free (ctx);
   if (opt_quick && opt_frames == 100)
     opt_frames = 30;
-  if (opt_frames < 1 || opt_warmup < 1 || opt_runs < 1) {
+  if (opt_frames < 1 || opt_warmup < 1 || opt_runs < 1
+      || opt_app_buffers < 1 || opt_app_buffers > 256) {
     fprintf (stderr, "gpuconvolve-element-bench: --frames, --warmup-frames "
-        "and --runs must be at least 1\n");
+        "and --runs must be at least 1, --app-buffers 1 to 256\n");
     return 2;
   }
   {
     gchar **items = g_strsplit (opt_inputs ? opt_inputs : "pinned,pageable",
         ",", -1);
     for (gchar ** p = items; *p; p++) {
-      if (strcmp (*p, "pinned") == 0)
-        inputs[0] = TRUE;
-      else if (strcmp (*p, "pageable") == 0)
-        inputs[1] = TRUE;
-      else {
+      guint k = 0;
+      while (k < G_N_ELEMENTS (input_names) && strcmp (*p, input_names[k]))
+        k++;
+      if (k == G_N_ELEMENTS (input_names)) {
         fprintf (stderr, "gpuconvolve-element-bench: unknown input '%s' "
-            "(pinned, pageable)\n", *p);
+            "(pinned, pageable, appsrc)\n", *p);
         return 2;
       }
+      inputs[k] = TRUE;
     }
     g_strfreev (items);
   }
@@ -321,6 +397,9 @@ main (int argc, char **argv)
       "frames after %d warm-up frames, appsrc ! gpuconvolve ! fakesink "
       "sync=false\n", PACKAGE_VERSION, text, gst_version_string (),
       opt_frames, opt_warmup);
+  if (inputs[2])
+    printf ("appsrc: a ring of %d g_malloc'd frames, each wrapped anew, "
+        "host-register=kept\n", opt_app_buffers);
   g_free (text);
 
   for (guint ci = 0; ci < configs->len; ci++) {
@@ -339,14 +418,18 @@ main (int argc, char **argv)
         pcie.d2h.median);
     printf ("%-9s %5s %10s %10s %8s  %s\n", "input", "depth", "frames/s",
         "ms/frame", "xbound", "active algorithm");
-    for (guint k = 0; k < 2; k++) {
-      guint8 *frames[N_INPUTS];
-      const char *input = k == 0 ? "pinned" : "pageable";
+    for (guint k = 0; k < G_N_ELEMENTS (input_names); k++) {
+      /* appsrc: the application's ring, else a frame per input */
+      guint n_ring = k == 2 ? (guint) opt_app_buffers : 0;
+      guint n_frames = k == 2 ? n_ring : N_INPUTS;
+      guint8 **frames;
+      const char *input = input_names[k];
       if (!inputs[k])
         continue;
-      for (guint i = 0; i < N_INPUTS; i++) {
+      frames = g_new0 (guint8 *, n_frames);
+      for (guint i = 0; i < n_frames; i++) {
         guint8 *random = bench_random_frame (c->format, c->width, c->height,
-            1 + i);
+            1 + i % N_INPUTS);
         if (k == 0) {
           frames[i] = gcv_engine_host_alloc (engine, frame_size, &error);
           if (!frames[i])
@@ -360,7 +443,7 @@ main (int argc, char **argv)
       for (guint d = 0; d < depths->len; d++) {
         guint depth = g_array_index (depths, guint, d);
         Result r = { NAN, NULL };
-        if (measure (c, depth, frames, frame_size, &r, &error)) {
+        if (measure (c, depth, frames, n_ring, frame_size, &r, &error)) {
           printf ("%-9s %5u %10.2f %10.3f %8.3f  %s\n", input, depth, r.fps,
               1000.0 / r.fps, r.fps / bound, r.active ? r.active : "?");
           csv_row (csv, c, input, depth, r.fps, bound, r.active, NULL);
@@ -374,12 +457,13 @@ main (int argc, char **argv)
         fflush (stdout);
         g_free (r.active);
       }
-      for (guint i = 0; i < N_INPUTS; i++) {
+      for (guint i = 0; i < n_frames; i++) {
         if (k == 0)
           gcv_engine_host_free (engine, frames[i]);
         else
           g_free (frames[i]);
       }
+      g_free (frames);
     }
   }
   if (csv)

@@ -43,6 +43,11 @@ typedef struct {
   gboolean (*submit) (gpointer state, GcvPlan * plan, guint slot,
       const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
       GError ** error);
+  /* optional: whether the host input of the frame in `slot` is read no
+   * more (*done), waiting for that where `wait` (gcv_plan_input_done());
+   * without it, never before the frame's wait */
+  gboolean (*input_done) (gpointer state, GcvPlan * plan, guint slot,
+      gboolean wait, gboolean * done, GError ** error);
   gboolean (*wait) (gpointer state, GcvPlan * plan, guint slot,
       GError ** error);
   void (*plan_free) (gpointer state);

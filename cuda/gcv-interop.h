@@ -39,6 +39,15 @@ GCV_API guint gcv_plan_get_next_cuda_streams (GcvPlan * plan,
  * filter changes; usable from any stream once the plan or filter is set. */
 GCV_API gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
     GcvImage * img);
+/* Whether the host input of frame `ticket` (submitted, not yet waited
+ * for) is read no more, so that the caller may reuse it before the frame's
+ * wait: *done once an input copied into staging at the submit (pageable
+ * memory, CUDA) was; a page-locked input is read by the frame's upload,
+ * which `wait` waits for. A device input, and a host input without `wait`
+ * whose upload may run still, are not done. FALSE with an error where the
+ * wait fails. */
+GCV_API gboolean gcv_plan_input_done (GcvPlan * plan, GcvTicket ticket,
+    gboolean wait, gboolean * done, GError ** error);
 /* Page-locked host memory for frames (plain memory on the CPU backend). */
 GCV_API gpointer gcv_engine_host_alloc (GcvEngine * engine, gsize size,
     GError ** error);
@@ -47,6 +56,14 @@ GCV_API void gcv_engine_host_free (GcvEngine * engine, gpointer mem);
  * may outlive one); NULL with an error where CUDA is not usable. */
 GCV_API gpointer gcv_pinned_alloc (gsize size, GError ** error);
 GCV_API void gcv_pinned_free (gpointer mem);
+/* Host memory of the caller's, `size` bytes from `mem`, page-locked for
+ * every device (cudaHostRegister) so that uploads read it where it lies;
+ * FALSE with an error where it cannot be (memory mapped read-only, or
+ * registered already, or no CUDA). The caller unregisters it before the
+ * memory is freed, and not while a frame's upload reads it. */
+GCV_API gboolean gcv_host_register (gpointer mem, gsize size,
+    GError ** error);
+GCV_API void gcv_host_unregister (gpointer mem);
 /* Device memory in use on a CUDA device, by every process, and its total
  * (cudaMemGetInfo); FALSE with an error where CUDA is not usable. */
 GCV_API gboolean gcv_device_memory (gint device_id, gsize * used, gsize * total,

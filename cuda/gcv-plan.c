@@ -348,6 +348,21 @@ gcv_plan_wait_stats (GcvPlan * plan, GcvTicket ticket, GcvFrameStats * stats,
 }
 
 gboolean
+gcv_plan_input_done (GcvPlan * plan, GcvTicket ticket, gboolean wait,
+    gboolean * done, GError ** error)
+{
+  guint slot;
+
+  g_return_val_if_fail (plan && done, FALSE);
+  slot = ticket % plan->n_slots;
+  g_return_val_if_fail (plan->slot_busy[slot]
+      && plan->slot_ticket[slot] == ticket, FALSE);
+  *done = FALSE;
+  return !plan->kind->input_done || plan->kind->input_done (plan->state,
+      plan, slot, wait, done, error);
+}
+
+gboolean
 gcv_plan_run (GcvPlan * plan, const GcvImage * src, const GcvImage * dst,
     GError ** error)
 {

@@ -454,6 +454,24 @@ planar_submit (gpointer state, GcvPlan * plan, guint slot,
   return TRUE;
 }
 
+/* The frame's input is read no more once no plane reads it. */
+static gboolean
+planar_input_done (gpointer state, GcvPlan * plan, guint slot,
+    gboolean wait, gboolean * done, GError ** error)
+{
+  Planar *p = state;
+
+  *done = TRUE;
+  for (guint i = 0; i < p->slots[slot].submitted && *done; i++) {
+    GcvPlan *plane = p->planes[i];
+    *done = FALSE;
+    if (plane->kind->input_done && !plane->kind->input_done (plane->state,
+            plane, slot, wait, done, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 planar_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
 {
@@ -512,6 +530,7 @@ const GcvBackend gcv_planar_kind = {
   .plan_new = planar_plan_new,
   .plan_set_filter = planar_plan_set_filter,
   .submit = planar_submit,
+  .input_done = planar_input_done,
   .wait = planar_wait,
   .plan_free = planar_plan_free,
   .get_cuda_stream = planar_get_cuda_stream,

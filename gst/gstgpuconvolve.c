@@ -50,6 +50,7 @@
 #endif
 
 #include "gstgpuconvolveprivate.h"
+#include "gstgpuconvolvehostreg.h"
 #include "gstgpuconvolveenums.h"
 #include "gstgpuconvolvestats.h"
 
@@ -160,6 +161,8 @@ gst_gpu_convolve_stop (GstBaseTransform * trans)
 
   gst_gpu_convolve_regions_stop (self);
   gst_gpu_convolve_frames_discard (self->frames, self->plan);
+  /* no upload reads upstream's memory now */
+  gst_gpu_convolve_hostreg_forget (self);
   g_clear_pointer (&self->plan, gcv_plan_free);
   gst_gpu_convolve_engine_stop (self);
   g_clear_pointer (&self->filter, gcv_filter_free);

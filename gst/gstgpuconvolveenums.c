@@ -100,3 +100,14 @@ DEFINE_ENUM (gst_gpu_convolve_region_fail_get_type,
     {GST_GPU_CONVOLVE_REGION_FAIL_ERROR, "Stop with an error", "error"},
     {GST_GPU_CONVOLVE_REGION_FAIL_OPEN, "Filter what the regions allow, "
           "with a warning", "open"});
+
+DEFINE_ENUM (gst_gpu_convolve_host_register_get_type,
+    "GstGpuConvolveHostRegister",
+    {GST_GPU_CONVOLVE_HOST_REGISTER_NONE, "None: every frame is copied into "
+          "staging", "none"},
+    {GST_GPU_CONVOLVE_HOST_REGISTER_REUSED, "Memory that comes again in "
+          "buffers of the same GstMemory (a buffer pool's), for its life",
+        "reused"},
+    {GST_GPU_CONVOLVE_HOST_REGISTER_KEPT, "Also memory wrapped anew for each "
+          "buffer, which upstream keeps allocated until the element stops",
+        "kept"});

@@ -46,6 +46,16 @@ typedef enum {
 #define GST_TYPE_GPU_CONVOLVE_REGION_FAIL (gst_gpu_convolve_region_fail_get_type ())
 GType gst_gpu_convolve_region_fail_get_type (void);
 
+/* Which of upstream's system memory the CUDA backend page-locks where it
+ * lies (docs/pipeline.md). */
+typedef enum {
+  GST_GPU_CONVOLVE_HOST_REGISTER_NONE,
+  GST_GPU_CONVOLVE_HOST_REGISTER_REUSED,
+  GST_GPU_CONVOLVE_HOST_REGISTER_KEPT,
+} GstGpuConvolveHostRegister;
+#define GST_TYPE_GPU_CONVOLVE_HOST_REGISTER (gst_gpu_convolve_host_register_get_type ())
+GType gst_gpu_convolve_host_register_get_type (void);
+
 G_END_DECLS
 
 #endif /* __GST_GPU_CONVOLVE_ENUMS_H__ */

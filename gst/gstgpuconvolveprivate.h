@@ -29,6 +29,8 @@ struct _GstGpuConvolve
   GcvBackendKind backend;
   gint cuda_device_id;
   guint queue_depth;
+  gint host_register;           /* GstGpuConvolveHostRegister */
+  guint host_register_limit;    /* MiB */
   gchar *tuning_file;
   GcvFrameOptions frame_options;        /* statistics and its threshold */
   /* privacy regions (gstgpuconvolveregions.c) */

@@ -12,6 +12,9 @@
 
 #define DEFAULT_QUEUE_DEPTH 2
 #define MAX_QUEUE_DEPTH 8
+/* MiB of upstream's memory page-locked at most (docs/pipeline.md) */
+#define DEFAULT_HOST_REGISTER_LIMIT 1024
+#define MAX_HOST_REGISTER_LIMIT (1024 * 1024)
 
 enum
 {
@@ -44,6 +47,8 @@ enum
   PROP_STATISTICS,
   PROP_STATISTICS_THRESHOLD,
   PROP_POST_MESSAGES,
+  PROP_HOST_REGISTER,
+  PROP_HOST_REGISTER_LIMIT,
   /* gstgpuconvolveregions.c's, in its order */
   PROP_REGIONS,
   PROP_REGION_SOURCE,
@@ -118,6 +123,8 @@ gst_gpu_convolve_properties_init (GstGpuConvolve * self)
   self->backend = GCV_BACKEND_AUTO;
   self->cuda_device_id = -1;
   self->queue_depth = DEFAULT_QUEUE_DEPTH;
+  self->host_register = GST_GPU_CONVOLVE_HOST_REGISTER_REUSED;
+  self->host_register_limit = DEFAULT_HOST_REGISTER_LIMIT;
   self->settings_changed = TRUE;
   gst_gpu_convolve_regions_init (self);
 }
@@ -234,6 +241,12 @@ gst_gpu_convolve_set_property (GObject * object, guint prop_id,
           break;
         case PROP_QUEUE_DEPTH:
           self->queue_depth = g_value_get_uint (value);
+          break;
+        case PROP_HOST_REGISTER:
+          self->host_register = g_value_get_enum (value);
+          break;
+        case PROP_HOST_REGISTER_LIMIT:
+          self->host_register_limit = g_value_get_uint (value);
           break;
         case PROP_TUNING_FILE:
           g_free (self->tuning_file);
@@ -379,6 +392,12 @@ gst_gpu_convolve_get_property (GObject * object, guint prop_id,
       break;
     case PROP_QUEUE_DEPTH:
       g_value_set_uint (value, self->queue_depth);
+      break;
+    case PROP_HOST_REGISTER:
+      g_value_set_enum (value, self->host_register);
+      break;
+    case PROP_HOST_REGISTER_LIMIT:
+      g_value_set_uint (value, self->host_register_limit);
       break;
     case PROP_TUNING_FILE:
       g_value_set_string (value, self->tuning_file);
@@ -750,5 +769,38 @@ gst_gpu_convolve_properties_install (GObjectClass * gobject_class)
       g_param_spec_boolean ("post-messages", "Post messages",
           "Post the statistics of each frame as an element message", FALSE,
           live));
+  /**
+   * GstGpuConvolve:host-register:
+   *
+   * Which of upstream's system memory the CUDA backend page-locks where it
+   * lies (cudaHostRegister), so that frames are uploaded from it with no
+   * copy into staging: none; memory that comes again in the same GstMemory
+   * (a buffer pool's, or shallow copies of one buffer), from its second
+   * frame for the memory's life; or also memory wrapped anew for each
+   * buffer (gst_buffer_new_wrapped_full() over an application's ring of
+   * frames), which upstream must then keep allocated until the element
+   * stops: freed earlier, a later allocation at the same address would be
+   * read from the old pages. docs/pipeline.md tells more.
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST_REGISTER,
+      g_param_spec_enum ("host-register", "Host register",
+          "Which of upstream's system memory is page-locked where it lies "
+          "(CUDA)", GST_TYPE_GPU_CONVOLVE_HOST_REGISTER,
+          GST_GPU_CONVOLVE_HOST_REGISTER_REUSED, live));
+  /**
+   * GstGpuConvolve:host-register-limit:
+   *
+   * MiB of upstream's memory the element keeps page-locked at most (see
+   * host-register); the least recently used is given up for room. 0
+   * page-locks none.
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST_REGISTER_LIMIT,
+      g_param_spec_uint ("host-register-limit", "Host register limit",
+          "MiB of upstream's memory kept page-locked at most (CUDA)", 0,
+          MAX_HOST_REGISTER_LIMIT, DEFAULT_HOST_REGISTER_LIMIT, live));
   gst_gpu_convolve_regions_install (gobject_class, PROP_REGIONS);
 }

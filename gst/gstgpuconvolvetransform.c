@@ -8,21 +8,53 @@
 #include "gstgpuconvolveprivate.h"
 #include "gcv-interop.h"
 #include "gstgpuconvolvecuda.h"
+#include "gstgpuconvolvehostreg.h"
 #include "gstgpuconvolvepinned.h"
 #include "gstgpuconvolvestats.h"
+#include "gstgpuconvolveenums.h"
 
 #include <gst/video/video.h>
 
 /* For the log: which memory a frame is in (other system memory costs a
  * copy into pinned staging on the CPU unless it is page-locked). */
 static const gchar *
-memory_kind (GstBuffer * buf, gboolean device)
+memory_kind (GstBuffer * buf, gboolean device, gboolean registered)
 {
   if (device)
     return "CUDA";
+  if (registered)
+    return "upstream's memory, page-locked";
   return gst_buffer_n_memory (buf) == 1
       && gst_gpu_convolve_is_pinned_memory (gst_buffer_peek_memory (buf, 0))
       ? "the element's pinned pool" : "other system memory";
+}
+
+/* Upstream's system memory of a frame for the CUDA backend, page-locked
+ * where it lies when it comes again (gstgpuconvolvehostreg.c): the
+ * registration, busy until the frame's upload is done, or NULL (staged,
+ * or memory of the element's pool, pinned already). */
+static gpointer
+register_input (GstGpuConvolve * self, GstBuffer * inbuf,
+    const GstMapInfo * map)
+{
+  GstMemory *mem;
+  gint mode;
+  guint64 limit;
+
+  if (gst_buffer_n_memory (inbuf) != 1 || !self->engine
+      || gcv_engine_get_device (self->engine) < 0)
+    return NULL;
+  mem = gst_buffer_peek_memory (inbuf, 0);
+  if (gst_gpu_convolve_is_pinned_memory (mem))
+    return NULL;
+  GST_OBJECT_LOCK (self);
+  mode = self->host_register;
+  limit = (guint64) self->host_register_limit << 20;
+  GST_OBJECT_UNLOCK (self);
+  if (mode == GST_GPU_CONVOLVE_HOST_REGISTER_NONE || !limit)
+    return NULL;
+  return gst_gpu_convolve_hostreg_acquire (self, mem, map->data, map->size,
+      limit, mode == GST_GPU_CONVOLVE_HOST_REGISTER_KEPT);
 }
 
 /* One input into the engine: an output buffer from our pool, both mapped
@@ -40,7 +72,8 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GError *error = NULL;
   GstFlowReturn ret;
   gint64 t0 = g_get_monotonic_time (), t1, t2;
-  gboolean submitted;
+  gboolean submitted, done = FALSE;
+  gpointer reg = NULL;
 
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
       &frame->outbuf);
@@ -95,6 +128,8 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     goto fail;
   }
   frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
+  if (!in_device)
+    reg = register_input (self, inbuf, &frame->in_map);
   submitted = gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
       &frame->ticket, &error);
   /* the regions are read by the submit only, from the element's array,
@@ -102,6 +137,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   frame->options.regions = NULL;
   frame->options.n_regions = 0;
   if (!submitted) {
+    gst_gpu_convolve_hostreg_release (reg);
     if (g_error_matches (error, GCV_ERROR, GCV_ERROR_INTERRUPTED)) {
       /* a flush or a stop, not an error: the frame is dropped */
       GST_DEBUG_OBJECT (self, "frame dropped: %s", error->message);
@@ -115,15 +151,33 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     ret = GST_FLOW_ERROR;
     goto fail;
   }
+  /* Upstream's memory goes back once the engine reads it no more: a
+   * staged frame's at once, a registered one's after its upload, which
+   * runs beside the frames before it. An application's ring of fewer
+   * frames than are in flight runs on; memory pinned by others (the
+   * element's pool, upstream's own) is held until the frame is done. */
+  if (!in_device && !gcv_plan_input_done (self->plan, frame->ticket,
+          reg != NULL, &done, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Convolution failed: %s", error->message), (NULL));
+    g_clear_error (&error);
+    ret = GST_FLOW_ERROR;
+  }
+  gst_gpu_convolve_hostreg_release (reg);
   t2 = g_get_monotonic_time ();
   /* where a frame's host time goes (docs/troubleshooting.md) */
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": output buffer and "
       "maps %" G_GINT64_FORMAT " us, submit %" G_GINT64_FORMAT " us; input "
-      "%s, output %s", (guint64) frame->ticket, t1 - t0, t2 - t1,
-      memory_kind (inbuf, in_device), memory_kind (frame->outbuf,
-          out_device));
+      "%s%s, output %s", (guint64) frame->ticket, t1 - t0, t2 - t1,
+      memory_kind (inbuf, in_device, reg != NULL), done ? ", released" : "",
+      memory_kind (frame->outbuf, out_device, FALSE));
+  if (done) {
+    gst_buffer_unmap (frame->inbuf, &frame->in_map);
+    frame->in_map.memory = NULL;
+    gst_clear_buffer (&frame->inbuf);
+  }
   gst_gpu_convolve_frames_add (self->frames, frame);
-  return GST_FLOW_OK;
+  return ret;
 
 fail:
   gst_gpu_convolve_frame_free (frame);

@@ -161,6 +161,31 @@ gcv_pinned_free (gpointer mem)
 }
 
 gboolean
+gcv_host_register (gpointer mem, gsize size, GError ** error)
+{
+  /* portable, as gcv_pinned_alloc()'s memory. Not a CHECK(): a refusal
+   * is no failure (the caller stages instead), and injected failures are
+   * kept for the calls they are meant for. The error is cleared for the
+   * next call. */
+  cudaError_t err = cudaHostRegister (mem, size, cudaHostRegisterPortable);
+
+  if (err == cudaSuccess)
+    return TRUE;
+  cudaGetLastError ();
+  g_set_error (error, GCV_ERROR, GCV_ERROR_DEVICE, "cudaHostRegister "
+      "failed: %s (%s)", cudaGetErrorString (err), cudaGetErrorName (err));
+  return FALSE;
+}
+
+void
+gcv_host_unregister (gpointer mem)
+{
+  /* fails only for memory not registered, which the caller never gives */
+  if (mem && cudaHostUnregister (mem) != cudaSuccess)
+    cudaGetLastError ();
+}
+
+gboolean
 gcv_device_memory (gint device_id, gsize * used, gsize * total,
     GError ** error)
 {

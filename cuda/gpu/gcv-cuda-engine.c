@@ -108,6 +108,7 @@ static const GcvBackend cuda_backend = {
   .plan_new = gcv_cuda_plan_new,
   .plan_set_filter = gcv_cuda_plan_set_filter,
   .submit = gcv_cuda_submit,
+  .input_done = gcv_cuda_input_done,
   .wait = gcv_cuda_wait,
   .plan_free = gcv_cuda_plan_free,
   .get_cuda_stream = gcv_cuda_get_stream,

@@ -48,12 +48,15 @@ stage_input (CudaSlot * s, const GcvImage * src, gsize row, guint h,
 {
   gsize need = row * h;
 
-  if (is_pinned (src->data)) {
+  /* page-locked (by its allocator or registered): read by the upload
+   * itself, which the caller may wait for (gcv_cuda_input_done()) */
+  if ((s->reads_host = is_pinned (src->data))) {
     *pitch = src->stride;
     return src->data;
   }
   if (!ensure_staging (&s->h_in, &s->h_in_size, need, error))
     return NULL;
+  s->staged = TRUE;
   for (guint y = 0; y < h; y++)
     memcpy ((guint8 *) s->h_in + y * row,
         (const guint8 *) src->data + y * src->stride, row);
@@ -110,7 +113,9 @@ upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     gsize pitch;
     const void *host = stage_input (s, src, row, g->height, &pitch, error);
     if (!host || !CHECK (cudaMemcpy2DAsync (target, target_pitch, host, pitch,
-                row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY))
+                row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY)
+        || (s->reads_host && !CHECK (cudaEventRecord (s->read, s->stream),
+                OP_OTHER)))
       return FALSE;
   }
   if (cp->widen)
@@ -315,6 +320,7 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
   guint64 area = (guint64) g->width * g->height;
   CudaSamples in = { 0 }, out = { 0 };
 
+  s->reads_host = s->staged = FALSE;
   if (!CHECK (cuda_enter (cp->engine), OP_OTHER))
     return FALSE;
   /* (the copy is the output with regions or without) */
@@ -341,6 +347,26 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
           error))
       && download (cp, plan, s, dst, error)
       && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
+}
+
+/* A host input staged at the submit is read no more; one page-locked is
+ * once its upload is done. A device input is read by the frame's kernels:
+ * not before the frame is. */
+gboolean
+gcv_cuda_input_done (gpointer state, GcvPlan * plan, guint slot,
+    gboolean wait, gboolean * done, GError ** error)
+{
+  CudaPlan *cp = state;
+  CudaSlot *s = &cp->slots[slot];
+
+  *done = s->staged;
+  if (*done || !s->reads_host || !wait)
+    return TRUE;
+  if (!CHECK (cuda_enter (cp->engine), OP_OTHER)
+      || !CHECK (cudaEventSynchronize (s->read), OP_OTHER))
+    return FALSE;
+  *done = TRUE;
+  return TRUE;
 }
 
 gboolean

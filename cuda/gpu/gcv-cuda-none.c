@@ -24,6 +24,19 @@ gcv_pinned_free (gpointer mem)
 }
 
 gboolean
+gcv_host_register (gpointer mem, gsize size, GError ** error)
+{
+  g_set_error (error, GCV_ERROR, GCV_ERROR_NO_DEVICE,
+      "this build of gpuconvolve has no CUDA backend");
+  return FALSE;
+}
+
+void
+gcv_host_unregister (gpointer mem)
+{
+}
+
+gboolean
 gcv_device_memory (gint device_id, gsize * used, gsize * total,
     GError ** error)
 {

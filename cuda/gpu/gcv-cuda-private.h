@@ -49,6 +49,11 @@ typedef struct {
 typedef struct {
   cudaStream_t stream;
   cudaEvent_t done;
+  cudaEvent_t read;             /* recorded once a page-locked host input
+                                 * was uploaded from where it lies */
+  gboolean reads_host;          /* the frame's upload reads the caller's
+                                 * host memory (not staging) */
+  gboolean staged;              /* the host input was copied at the submit */
   void *d_pad, *d_raw, *d_tmp, *d_out;
   float *d_taps, *h_taps;       /* large kernels: taps in device memory */
   /* bytes each of the above holds */
@@ -208,6 +213,8 @@ gboolean gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan,
 gboolean gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
     const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
     GError ** error);
+gboolean gcv_cuda_input_done (gpointer state, GcvPlan * plan, guint slot,
+    gboolean wait, gboolean * done, GError ** error);
 gboolean gcv_cuda_wait (gpointer state, GcvPlan * plan, guint slot,
     GError ** error);
 gboolean gcv_cuda_set_frame_options (gpointer state, GcvPlan * plan,

@@ -183,7 +183,7 @@ remake:
   return TRUE;
 }
 
-/* Each slot's stream and event (cp->slots made, zeroed). */
+/* Each slot's stream and events (cp->slots made, zeroed). */
 gboolean
 gcv_cuda_slots_create (CudaPlan * cp, GError ** error)
 {
@@ -192,6 +192,8 @@ gcv_cuda_slots_create (CudaPlan * cp, GError ** error)
     if (!CHECK (cudaStreamCreateWithFlags (&s->stream,
                 cudaStreamNonBlocking), OP_OTHER)
         || !CHECK (cudaEventCreateWithFlags (&s->done,
+                cudaEventDisableTiming | cudaEventBlockingSync), OP_OTHER)
+        || !CHECK (cudaEventCreateWithFlags (&s->read,
                 cudaEventDisableTiming | cudaEventBlockingSync), OP_OTHER))
       return FALSE;
   }
@@ -213,6 +215,8 @@ gcv_cuda_slots_free (CudaPlan * cp)
     }
     if (s->done)
       cudaEventDestroy (s->done);
+    if (s->read)
+      cudaEventDestroy (s->read);
     if (s->h_in)
       cudaFreeHost (s->h_in);
     if (s->h_out)
