@@ -46,10 +46,18 @@ static guint64 use_clock;
 /* the weak reference's data: which entry, and which use of it */
 #define TOKEN(i, gen) GSIZE_TO_POINTER (((gsize) (gen) << 8) | (i))
 
-/* The entry's registration undone, the entry free (lock held; not busy). */
+static void memory_gone (gpointer data, GstMiniObject * obj);
+
+/* The entry's registration undone, the entry free (lock held; not busy);
+ * its weak reference taken back, so that a memory that outlives many
+ * entries (a pool's, given up for room again and again) does not gather
+ * them. */
 static void
 drop (Entry * e)
 {
+  if (e->mem)
+    gst_mini_object_weak_unref (GST_MINI_OBJECT_CAST (e->mem), memory_gone,
+        TOKEN (e - entries, e->gen));
   if (e->registered) {
     gcv_host_unregister (e->ptr);
     GST_DEBUG_OBJECT (e->owner, "host memory %p (%" G_GSIZE_FORMAT " bytes) "
@@ -73,8 +81,10 @@ memory_gone (gpointer data, GstMiniObject * obj)
   g_mutex_lock (&lock);
   while (e->owner && e->gen == (guint) (token >> 8) && e->busy)
     g_cond_wait (&idle, &lock);
-  if (e->owner && e->gen == (guint) (token >> 8))
+  if (e->owner && e->gen == (guint) (token >> 8)) {
+    e->mem = NULL;              /* (its weak references are being called) */
     drop (e);
+  }
   g_mutex_unlock (&lock);
 }
 
