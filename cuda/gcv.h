@@ -234,9 +234,9 @@ typedef struct {
  * run here (gcv_backend_available()), as its table states: FALSE with a
  * GCV_ERROR_SETTINGS error naming the first need it lacks (a format by
  * name, regions, device memory), or GCV_ERROR_NO_DEVICE where this build
- * has no such backend. In this version both backends take every format;
- * the CUDA backend filters whole frames only; only the CUDA backend takes
- * device memory. Auto takes what either takes. */
+ * has no such backend. In this version both backends take every format
+ * and regions; only the CUDA backend takes device memory. Auto takes what
+ * either takes. */
 GCV_API gboolean gcv_backend_takes (GcvBackendKind kind,
     const GcvNeeds * needs, GError ** error);
 /* The one decision of which backend runs a stream. `asked` CUDA or CPU:
@@ -360,7 +360,7 @@ typedef struct {
   /* Inside the filtered area each output sample is what filtering the
    * whole frame gives; the statistics measure that area only. Other than
    * GCV_REGIONS_ALL needs the same input and output format, and a backend
-   * that takes regions (gcv_backend_takes(): the CPU in this version).
+   * that takes regions (gcv_backend_takes(): both in this version).
    * `regions` is read during the submit only. */
   GcvRegionMode region_mode;
   const GcvRect *regions;
