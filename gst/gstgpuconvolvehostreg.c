@@ -16,7 +16,8 @@
  * fails (memory mapped read-only, registered by another) stages that
  * range's frames, said once at INFO. A frame's upload from a registration
  * holds it busy (acquire() to release()): a memory freed meanwhile waits
- * for it. */
+ * for it. The process tracks MAX_ENTRIES ranges; with all of them tied
+ * to live memories, a new range is staged. */
 #include "gstgpuconvolvehostreg.h"
 #include "gcv-interop.h"
 
@@ -48,25 +49,31 @@ static guint64 use_clock;
 
 static void memory_gone (gpointer data, GstMiniObject * obj);
 
-/* The entry's registration undone, the entry free (lock held; not busy);
- * its weak reference taken back, so that a memory that outlives many
- * entries (a pool's, given up for room again and again) does not gather
- * them. */
+/* The entry's registration undone (lock held; not busy). */
 static void
-drop (Entry * e)
+unregister (Entry * e)
 {
-  if (e->mem)
-    gst_mini_object_weak_unref (GST_MINI_OBJECT_CAST (e->mem), memory_gone,
-        TOKEN (e - entries, e->gen));
   if (e->registered) {
     gcv_host_unregister (e->ptr);
     GST_DEBUG_OBJECT (e->owner, "host memory %p (%" G_GSIZE_FORMAT " bytes) "
         "no longer page-locked", e->ptr, e->size);
   }
+  e->registered = FALSE;
+}
+
+/* The entry free (lock held; not busy). A weak reference it had stays on
+ * its memory (taking it back could meet the memory's finalization on
+ * another thread), told apart by the entry's next use: so entries with a
+ * weak reference are freed only when their memory goes, or at their
+ * element's stop, and a memory gathers no more than one a stop. */
+static void
+drop (Entry * e)
+{
+  unregister (e);
   e->owner = NULL;
   e->ptr = NULL;
   e->mem = NULL;
-  e->registered = e->refused = FALSE;
+  e->refused = FALSE;
   e->gen++;
 }
 
@@ -81,15 +88,14 @@ memory_gone (gpointer data, GstMiniObject * obj)
   g_mutex_lock (&lock);
   while (e->owner && e->gen == (guint) (token >> 8) && e->busy)
     g_cond_wait (&idle, &lock);
-  if (e->owner && e->gen == (guint) (token >> 8)) {
-    e->mem = NULL;              /* (its weak references are being called) */
+  if (e->owner && e->gen == (guint) (token >> 8))
     drop (e);
-  }
   g_mutex_unlock (&lock);
 }
 
-/* A free entry, else the least recently used one that is not busy, made
- * free; NULL where all are busy. */
+/* A free entry, else the least recently used one that is neither busy
+ * nor tied to a memory's life (drop()), made free; NULL where there is
+ * none: that range is staged. */
 static Entry *
 free_entry (void)
 {
@@ -99,7 +105,7 @@ free_entry (void)
     Entry *e = &entries[i];
     if (!e->owner)
       return e;
-    if (!e->busy && (!lru || e->used < lru->used))
+    if (!e->busy && !e->mem && (!lru || e->used < lru->used))
       lru = e;
   }
   if (lru)
@@ -108,7 +114,9 @@ free_entry (void)
 }
 
 /* Room for `size` more registered bytes of `owner` within `limit`, its
- * least recently used registrations given up for it (never `keep`). */
+ * least recently used registrations given up for it (never `keep`); an
+ * entry tied to a memory's life stays, unregistered, to be registered
+ * again when its memory comes again. */
 static gboolean
 make_room (gpointer owner, gsize size, guint64 limit, Entry * keep)
 {
@@ -127,7 +135,10 @@ make_room (gpointer owner, gsize size, guint64 limit, Entry * keep)
       return TRUE;
     if (!lru)
       return FALSE;
-    drop (lru);
+    if (lru->mem)
+      unregister (lru);
+    else
+      drop (lru);
   }
 }
 
@@ -154,7 +165,16 @@ gst_gpu_convolve_hostreg_acquire (gpointer owner, GstMemory * mem,
   for (guint i = 0; i < MAX_ENTRIES && !e; i++)
     if (entries[i].owner == owner && entries[i].ptr == data)
       e = &entries[i];
-  /* the same start with another size: not the range registered */
+  /* the same start with another size: not the range registered; an
+   * entry of this memory's life takes the new range, seen once */
+  if (e && e->size != size && !e->busy && e->mem && e->mem == root) {
+    unregister (e);
+    e->size = size;
+    e->refused = FALSE;
+    e->used = ++use_clock;
+    g_mutex_unlock (&lock);
+    return NULL;
+  }
   if (e && e->size != size && !e->busy) {
     drop (e);
     e = NULL;
