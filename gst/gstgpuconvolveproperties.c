@@ -773,14 +773,10 @@ gst_gpu_convolve_properties_install (GObjectClass * gobject_class)
    * GstGpuConvolve:host-register:
    *
    * Which of upstream's system memory the CUDA backend page-locks where it
-   * lies (cudaHostRegister), so that frames are uploaded from it with no
-   * copy into staging: none; memory that comes again in the same GstMemory
-   * (a buffer pool's, or shallow copies of one buffer), from its second
-   * frame for the memory's life; or also memory wrapped anew for each
-   * buffer (gst_buffer_new_wrapped_full() over an application's ring of
-   * frames), which upstream must then keep allocated until the element
-   * stops: freed earlier, a later allocation at the same address would be
-   * read from the old pages. docs/pipeline.md tells more.
+   * lies, for uploads with no copy into staging: none; memory that comes
+   * again in the same GstMemory; or also memory wrapped anew for each
+   * buffer, which upstream must keep allocated until the element stops
+   * (docs/pipeline.md).
    *
    * Since: 0.3
    */
@@ -792,9 +788,7 @@ gst_gpu_convolve_properties_install (GObjectClass * gobject_class)
   /**
    * GstGpuConvolve:host-register-limit:
    *
-   * MiB of upstream's memory the element keeps page-locked at most (see
-   * host-register); the least recently used is given up for room. 0
-   * page-locks none.
+   * MiB of upstream's memory kept page-locked at most; 0: none.
    *
    * Since: 0.3
    */
