@@ -143,24 +143,28 @@ cuda_formats (GValue * out, const GValue * formats)
   return TRUE;
 }
 
-/* What CUDA memory on the other side may hold for `value` (a format or a
- * list) on this side: the formats the CUDA backend takes among those the
- * ones it takes here become (the CUDA engine runs the pair, so both ends
- * must be its); FALSE where there are none. */
-/* `value` (a format or a list of them) as a list. */
+/* The strings of `value` (a format or a list of them) as a list: caps
+ * from outside may hold anything in a list of formats, and what is no
+ * string is no format. */
 static void
 format_list (GValue * list, const GValue * value)
 {
   g_value_init (list, GST_TYPE_LIST);
   if (GST_VALUE_HOLDS_LIST (value)) {
-    for (guint i = 0; i < gst_value_list_get_size (value); i++)
-      gst_value_list_append_value (list, gst_value_list_get_value (value,
-              i));
+    for (guint i = 0; i < gst_value_list_get_size (value); i++) {
+      const GValue *v = gst_value_list_get_value (value, i);
+      if (G_VALUE_HOLDS_STRING (v))
+        gst_value_list_append_value (list, v);
+    }
   } else if (G_VALUE_HOLDS_STRING (value)) {
     gst_value_list_append_value (list, value);
   }
 }
 
+/* What CUDA memory on the other side may hold for `value` (a format or a
+ * list) on this side: the formats the CUDA backend takes among those the
+ * ones it takes here become (the CUDA engine runs the pair, so both ends
+ * must be its); FALSE where there are none. */
 static gboolean
 cuda_side_formats (GValue * out, const GValue * value,
     GstPadDirection direction)

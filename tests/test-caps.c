@@ -215,6 +215,33 @@ test_info (void)
   gst_caps_unref (caps);
 }
 
+/* A list of formats holding values that are no strings (caps from outside
+ * may hold anything): those are no format, in both memories and both
+ * directions; a list of nothing else gives no CUDA-memory structure. */
+static void
+test_formats_not_strings (void)
+{
+  GstPadDirection dirs[] = { GST_PAD_SINK, GST_PAD_SRC };
+
+  for (guint d = 0; d < G_N_ELEMENTS (dirs); d++) {
+    GstCaps *mixed = transform (dirs[d],
+        "video/x-raw(memory:CUDAMemory),format={ 211, NV12, 2.5 },"
+        "width=16,height=8", TRUE);
+    GstCaps *none = transform (dirs[d],
+        "video/x-raw(memory:CUDAMemory),format={ 211, 2147647 },"
+        "width=16,height=8", TRUE);
+    gchar *got = formats_of (mixed, 0);
+
+    g_assert_true (is_cuda (mixed, 0));
+    g_assert_true (g_str_has_prefix (got, "NV12"));
+    for (guint i = 0; i < gst_caps_get_size (none); i++)
+      g_assert_false (is_cuda (none, i));
+    g_free (got);
+    gst_caps_unref (mixed);
+    gst_caps_unref (none);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -226,5 +253,6 @@ main (int argc, char **argv)
   g_test_add_func ("/caps/memory-order", test_memory_order);
   g_test_add_func ("/caps/cuda-formats", test_cuda_formats);
   g_test_add_func ("/caps/info", test_info);
+  g_test_add_func ("/caps/formats-not-strings", test_formats_not_strings);
   return g_test_run ();
 }
