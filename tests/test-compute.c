@@ -303,6 +303,53 @@ GST_START_TEST (test_small_frames_big_kernels)
 
 GST_END_TEST;
 
+/* GRAY32F under a 3x3 kernel (the row the dispatcher runs by the register
+ * family on CUDA, whose kernels make several rows and columns a thread):
+ * sizes that end inside a thread's columns and rows and cross several
+ * blocks, a frame narrower than a vector of 4, every border, into GRAY32F
+ * and GRAY8, input rows padded and not. */
+GST_START_TEST (test_gray32f_3x3)
+{
+  static const struct
+  {
+    guint w, h;
+    gsize stride;
+    RefFormat out;
+  } cases[] = {
+    {1031, 70, 0, REF_GRAY32F},
+    {515, 33, 515 * 4 + 52, REF_GRAY32F},
+    {130, 17, 0, REF_GRAY8},
+    {3, 35, 0, REF_GRAY32F},
+    {2, 1, 0, REF_GRAY32F},
+  };
+  GRand *r = ref_rand_new ("gray32f_3x3");
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (RefBorder b = 0; b < REF_N_BORDERS; b++) {
+      RefKernel *k = gcvt_random_kernel (r, 3, 3, FALSE);
+      RefImage *img = gcvt_random_image (r, REF_GRAY32F, cases[c].w,
+          cases[c].h, -1.0, 2.0);
+      GstElement *e = gcvt_element_new ();
+      RefParams p;
+      gchar *what = g_strdup_printf ("3x3 on %ux%u, stride %" G_GSIZE_FORMAT
+          ", border=%s", cases[c].w, cases[c].h, cases[c].stride,
+          ref_border_nick (b));
+
+      random_settings (r, ref_format_info (REF_GRAY32F), k, b, TRUE, &p);
+      gcvt_set_params (e, &p);
+      if (!gcvt_refused_as_not_separable (e, FALSE))
+        gcvt_run_and_check (e, REF_GRAY32F, cases[c].out, img, &p,
+            cases[c].stride, 0, what);
+      gcvt_element_unref (e);
+      g_free (what);
+      ref_image_free (img);
+      ref_kernel_free (k);
+    }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 /* Input rows `stride` bytes apart starting at `offset`, given by a
  * GstVideoMeta on the buffer; the padding holds garbage. */
 GST_START_TEST (test_padded_stride)
@@ -1128,6 +1175,7 @@ compute_suite (void)
   tcase_add_loop_test (tc, test_one_wide_kernels, 0, REF_N_FORMATS);
   tcase_add_test (tc, test_border_aliases);
   tcase_add_loop_test (tc, test_small_frames_big_kernels, 0, REF_N_BORDERS);
+  tcase_add_test (tc, test_gray32f_3x3);
   tcase_add_test (tc, test_padded_stride);
   tcase_add_test (tc, test_gray8_to_gray32f);
   tcase_add_test (tc, test_gray32f_to_gray8);
