@@ -14,6 +14,9 @@
 # Environment: BACKEND (the element's backend, default auto: CUDA where a
 # device is usable), OUT (default out/same-output: clips and outputs),
 # FRAMES (default 8 a pipeline, 30 a clip).
+# The clips are VP8 where vp8enc is found, else H.264 (x264enc; the GPU
+# host's runtime has no vp8enc). A clip neither build decodes gives no
+# output (a CSV header alone), never "same".
 # Prints a line a case, "same" or "DIFFERENT" (with the differing bytes,
 # or which build gave no output: a case a build cannot run, such as
 # privacy regions in CUDA memory before the CUDA backend had them, shows
@@ -31,6 +34,7 @@ for b in "$1" "$2"; do
 done
 old=$(cd "$1" && pwd)
 new=$(cd "$2" && pwd)
+[ "$old" != "$new" ] || { echo "same-output: OLD_BUILD and NEW_BUILD are one directory" >&2; exit 2; }
 mkdir -p "$out" || exit 2
 cd "$out" || exit 2
 
@@ -60,17 +64,28 @@ verdict() {
   fi
 }
 
+# the clips in VP8 where vp8enc is found, else in H.264 (the GPU host's
+# runtime has x264enc and no vp8enc; there nvh264dec decodes them)
+if gst-inspect-1.0 vp8enc >/dev/null 2>&1; then
+  encode="vp8enc ! webmmux" ext=webm
+else
+  encode="x264enc ! h264parse ! mp4mux" ext=mp4
+fi
 for p in smpte ball gamut snow; do
-  [ -s "clip-$p.webm" ] || gst-launch-1.0 -q videotestsrc pattern="$p" \
+  clip=clip-$p.$ext
+  [ -s "$clip" ] || gst-launch-1.0 -q videotestsrc pattern="$p" \
       num-buffers="${FRAMES:-30}" \
-    ! video/x-raw,width=1280,height=720,framerate=30/1 ! vp8enc ! webmmux \
-    ! filesink location="clip-$p.webm" </dev/null \
-    || { echo "same-output: could not make clip-$p.webm" >&2; exit 2; }
+    ! video/x-raw,width=1280,height=720,framerate=30/1 ! $encode \
+    ! filesink location="$clip" </dev/null \
+    || { echo "same-output: could not make $clip" >&2; exit 2; }
   for b in "$old" "$new"; do
+    csv=$([ "$b" = "$old" ] && echo old || echo new)-$p.csv
     with "$b" "$b/examples/edge-energy" --backend="$backend" \
-      "clip-$p.webm" >"$([ "$b" = "$old" ] && echo old || echo new)-$p.csv" 2>/dev/null
+      "$clip" >"$csv" 2>/dev/null
+    # a header alone (the clip not decoded) is no output
+    [ "$(wc -l <"$csv")" -gt 1 ] || : >"$csv"
   done
-  verdict "edge-energy clip-$p.webm" "old-$p.csv" "new-$p.csv"
+  verdict "edge-energy $clip" "old-$p.csv" "new-$p.csv"
 done
 
 # frames: caps | gpuconvolve's properties; 1283x721, so that rows are
