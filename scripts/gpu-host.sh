@@ -49,9 +49,18 @@ while getopts "b:o:r:g:" opt; do
 done
 shift $((OPTIND - 1))
 root=$(pwd)
+# unpack DIR ARCHIVE WHAT: ARCHIVE into DIR unless WHAT is there, under a
+# lock, so that invocations side by side (one a GPU) neither unpack at
+# once nor take a half-unpacked one
+unpack() {
+  (
+    flock 9 || exit 1
+    [ -e "$3" ] || tar -C "$1" -xJf "$2"
+  ) 9>"$1/.unpack.lock"
+}
 # a build staged by gpu-stage.sh travels packed
-if [ ! -d "$build" ] && [ -f "$build.tar.xz" ]; then
-  tar -C "$(dirname "$build")" -xJf "$build.tar.xz" || exit 1
+if [ -f "$build.tar.xz" ]; then
+  unpack "$(dirname "$build")" "$build.tar.xz" "$build" || exit 1
 fi
 mkdir -p "$out"
 
@@ -62,9 +71,13 @@ if [ -z "$runtime" ]; then
     *) runtime=.gpuhost ;;
   esac
 fi
-if [ ! -d "$runtime/root" ] && [ -f "$runtime/gpuhost.tar.xz" ]; then
-  tar -C "$runtime" -xJf "$runtime/gpuhost.tar.xz" || exit 1
-fi
+# (1.26's packs its root as gpuhost.tar.xz, 1.22's as root.tar.xz, which
+# its env.sh would unpack without a lock)
+for archive in gpuhost.tar.xz root.tar.xz; do
+  if [ -f "$runtime/$archive" ]; then
+    unpack "$runtime" "$runtime/$archive" "$runtime/root" || exit 1
+  fi
+done
 if [ -f "$runtime/env.sh" ]; then
   . "$runtime/env.sh"
 elif [ -n "$runner" ]; then
@@ -91,6 +104,10 @@ if [ -n "$runner" ]; then
   trap 'rm -rf "$wrappers"' EXIT
 fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# what the runtime lacks and gpu-stage.sh packed with the build
+if [ -n "$runner" ] && [ -d "$build/runtime-libs" ]; then
+  LD_LIBRARY_PATH=$root/$build/runtime-libs:$LD_LIBRARY_PATH
+fi
 export GST_PLUGIN_PATH_1_0=$root/$build/gst GST_PLUGIN_PATH=$root/$build/gst
 # one registry per runtime: a 1.22 and a 1.26 run in one session
 export GST_REGISTRY_1_0=${TMPDIR:-/tmp}/gpuconvolve-registry-$(basename "$runtime").bin

@@ -10,11 +10,25 @@
 # Debian 13 root (GStreamer 1.26) is packed the same way and run with
 # Debian 13's runtime:
 #   scripts/gpu-stage.sh build-126    then: scripts/gpu-host.sh -r run126 -b .gpurun/build-126
+# The Debian 13 runtime leaves out libraries a 1.26 build links (the
+# analytics library the plugin reads detections with, and the controller
+# library of the test harness): a build whose plugin links the analytics
+# library takes them from the Debian 13 root (GPUCONVOLVE_TRIXIE, default
+# ../shared/gpuhost/trixie.sh) into runtime-libs/, which gpu-host.sh -r
+# run126 puts on the library path.
 set -eu
 build=${1:-build-gpu}
 name=$(basename "$build")
 mkdir -p .gpurun
 rm -rf ".gpurun/$name" ".gpurun/$name.tar.xz"
+rm -rf "$build/runtime-libs"
+if readelf -d "$build"/gst/libgstgpuconvolve.so 2>/dev/null \
+    | grep -q 'libgstanalytics-1.0'; then
+  mkdir -p "$build/runtime-libs"
+  sh "${GPUCONVOLVE_TRIXIE:-../shared/gpuhost/trixie.sh}" run sh -c \
+    "cp -L /usr/lib/x86_64-linux-gnu/libgstanalytics-1.0.so.0 \
+        /usr/lib/x86_64-linux-gnu/libgstcontroller-1.0.so.0 /src/$build/runtime-libs/"
+fi
 tar -C "$build" -cf - --exclude='*.p' --exclude='meson-*' --exclude='*.a' \
     --exclude='*.o' --exclude='*.ninja' --exclude='.ninja_*' \
     --exclude='compile_commands.json' --transform="s,^\\.,$name," . |
