@@ -19,18 +19,27 @@
 set -eu
 build=${1:-build-gpu}
 name=$(basename "$build")
-mkdir -p .gpurun
-rm -rf ".gpurun/$name" ".gpurun/$name.tar.xz"
 rm -rf "$build/runtime-libs"
 if readelf -d "$build"/gst/libgstgpuconvolve.so 2>/dev/null \
     | grep -q 'libgstanalytics-1.0'; then
+  trixie=${GPUCONVOLVE_TRIXIE:-../shared/gpuhost/trixie.sh}
+  [ -f "$trixie" ] || {
+    echo "gpu-stage.sh: $build links GStreamer's analytics library; its" \
+      "runtime libraries come from the Debian 13 root: set GPUCONVOLVE_TRIXIE" \
+      "to trixie.sh (not found: $trixie)" >&2
+    exit 1
+  }
   mkdir -p "$build/runtime-libs"
-  sh "${GPUCONVOLVE_TRIXIE:-../shared/gpuhost/trixie.sh}" run sh -c \
+  sh "$trixie" run sh -c \
     "cp -L /usr/lib/x86_64-linux-gnu/libgstanalytics-1.0.so.0 \
         /usr/lib/x86_64-linux-gnu/libgstcontroller-1.0.so.0 /src/$build/runtime-libs/"
 fi
+# (the last staged archive stays until this one is whole)
+mkdir -p .gpurun
+rm -rf ".gpurun/$name"
 tar -C "$build" -cf - --exclude='*.p' --exclude='meson-*' --exclude='*.a' \
     --exclude='*.o' --exclude='*.ninja' --exclude='.ninja_*' \
     --exclude='compile_commands.json' --transform="s,^\\.,$name," . |
-  xz -9 -T1 >".gpurun/$name.tar.xz"
+  xz -9 -T1 >".gpurun/$name.tar.xz.part"
+mv -f ".gpurun/$name.tar.xz.part" ".gpurun/$name.tar.xz"
 du -sh ".gpurun/$name.tar.xz"
