@@ -1020,10 +1020,24 @@ test_choice (void)
   assert_choice (&small, &l, NULL, GCV_FAMILY_REGISTER, NULL, FALSE,
       "tiled ty=2", GCV_SOURCE_REQUESTED, GCV_FALLBACK_REGISTER_SIZE);
 
-  /* tiled: an unrolled row count that does not fit goes adaptive, with
-   * the rows adaptive tiling takes; no tile at all goes direct */
+  /* tiled: rows the unrolled kernels lack (not compiled, or not fitting)
+   * go to the nearest they have, the fewer first; with none, adaptive,
+   * with the rows adaptive tiling takes; no tile at all goes direct */
   all_fit (&l);
-  l.unrolled_rows = 1u << 1;
+  l.unrolled_rows = (1u << 1) | (1u << 8);
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c));
+  g_assert_false (c.variant.adaptive);
+  g_assert_cmpint (c.variant.rows, ==, 1);
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_AUTO, "tiled ty=4", FALSE,
+          &c));
+  g_assert_false (c.variant.adaptive);
+  g_assert_cmpint (c.variant.rows, ==, 8);
+  l.unrolled_rows = 1u << 4;
+  g_free (choose (&small, &l, NULL, GCV_FAMILY_AUTO, "tiled ty=1", FALSE,
+          &c));
+  g_assert_false (c.variant.adaptive);
+  g_assert_cmpint (c.variant.rows, ==, 4);
+  l.unrolled_rows = 0;
   g_free (choose (&small, &l, NULL, GCV_FAMILY_TILED, NULL, FALSE, &c));
   g_assert_true (c.variant.adaptive);
   g_assert_cmpint (c.variant.rows, ==, 4);

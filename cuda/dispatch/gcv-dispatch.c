@@ -172,9 +172,28 @@ has_rows (guint mask, gint rows)
   return rows > 0 && rows < 32 && (mask & (1u << rows));
 }
 
+/* `rows` where the mask has it, else the nearest rows it has, the fewer
+ * first (fewer rows need less shared memory); 0 for none. Each pixel
+ * type's unrolled kernels have three of 1, 2, 4 and 8 (tiled-kernels.cuh),
+ * and a table may name the fourth. */
+static gint
+nearest_rows (guint mask, gint rows)
+{
+  if (has_rows (mask, rows))
+    return rows;
+  for (gint step = 2; rows > 0 && step <= 8; step *= 2) {
+    if (rows % step == 0 && has_rows (mask, rows / step))
+      return rows / step;
+    if (has_rows (mask, rows * step))
+      return rows * step;
+  }
+  return 0;
+}
+
 /* Settles what the limits decide: register's parameters, fused separable's
  * rows (as asked, else 4, else two passes), and tiled's kernel (unrolled
- * for the width where asked and it fits, else adaptive, else direct). */
+ * for the width where asked and it fits, at the nearest rows it has, else
+ * adaptive, else direct). */
 static void
 settle (GcvChoice * c, const GcvDispatchKey * key,
     const GcvFamilyLimits * limits)
@@ -203,8 +222,9 @@ settle (GcvChoice * c, const GcvDispatchKey * key,
   if (v->family == GCV_FAMILY_TILED) {
     /* kernels too large for the constant bank have one unrolled instance,
      * with taps in memory: rows=2 */
-    gint unrolled = limits->taps_in_memory ? 2 : v->rows;
-    if (!v->adaptive && v->rows && has_rows (limits->unrolled_rows, unrolled)) {
+    gint unrolled = nearest_rows (limits->unrolled_rows,
+        limits->taps_in_memory ? 2 : v->rows);
+    if (!v->adaptive && v->rows && unrolled) {
       v->rows = unrolled;
     } else if (limits->adaptive_rows > 0) {
       v->adaptive = TRUE;

@@ -145,7 +145,8 @@ int gcv_cuda_tiled_choose (const GcvCudaConv * c, const GcvCudaDevice * dev,
     size_t * smem);
 cudaError_t gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem);
 /* tiled.cu, per-width kernels (kernel widths in GCV_TILED_WIDTHS, any
- * height; not F32X4): 4 outputs across and ty (1, 2, 4, 8) down per thread;
+ * height; not F32X4): 4 outputs across and ty down per thread (2 and 4,
+ * and 1 for the RGBA family, 8 for one channel: tiled-kernels.cuh);
  * kw is the instance's width, footprint_kw the filter's (less where it is
  * widened by zero taps). The shared memory they need (0: no instance, or
  * too much for the device), and the launch. The padded frame's rows must

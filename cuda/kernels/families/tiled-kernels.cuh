@@ -446,6 +446,22 @@ magnitude_go (const GcvCudaConv & c, int ty)
   }
 }
 
+/* The rows a pixel type's per-width kernels are compiled for: three of
+ * 1, 2, 4 and 8. Timed on an H200 at 1920x1080 and 3840x2160 over 22
+ * kernel shapes each, the fourth was within 3% of the best of the three
+ * but at one point (docs/performance.md, "Build time and size"); one row
+ * fewer is a fifth fewer instances. Two rows for every type: the
+ * heuristic's for one channel, magnitudes and taps in memory. */
+template <typename In>
+constexpr bool
+has_rows (int ty)
+{
+  constexpr bool four = std::is_same<In, uchar4>::value
+      || std::is_same<In, rgbx8>::value;
+  return (ty == 1 || ty == 2 || ty == 4 || ty == 8)
+      && ty != (four ? 8 : 1);
+}
+
 template <typename In, int KW>
 cudaError_t
 width_pick (const GcvCudaConv & c, int ty)
@@ -457,14 +473,19 @@ width_pick (const GcvCudaConv & c, int ty)
   ParamTaps taps = param_taps (c.host_taps, c.kw * c.kh);
   switch (ty) {
     case 1:
-      return width_go<In, KW, 1> (c, taps);
+      if constexpr (has_rows<In> (1))
+        return width_go<In, KW, 1> (c, taps);
+      break;
+    case 2:
+      return width_go<In, KW, 2> (c, taps);
     case 4:
       return width_go<In, KW, 4> (c, taps);
     case 8:
-      return width_go<In, KW, 8> (c, taps);
-    default:
-      return width_go<In, KW, 2> (c, taps);
+      if constexpr (has_rows<In> (8))
+        return width_go<In, KW, 8> (c, taps);
+      break;
   }
+  return cudaErrorInvalidValue;
 }
 
 template <typename In>
@@ -473,6 +494,8 @@ struct TiledWidth {
   {
     if (magnitude && (!magnitude_width (kw) || ty != MAGNITUDE_TY
             || kw * kh > GCV_CUDA_PARAM_TAPS))
+      return 0;
+    if (!has_rows<In> (ty))
       return 0;
     switch (kw) {
 #define WIDTH_SMEM(K) case K: return width_smem<In, K> (kh, ty, guard);

@@ -47,7 +47,8 @@ gcv_cuda_tiled (const GcvCudaConv * c, int ty, size_t smem)
 
 /* Shared memory the per-width kernel needs for this size and ty (GRAY32F
  * run widened: the guarded instance's), 0 when it has no instance (a
- * magnitude: not 3, 5 or 7 wide at ty=2), the element is F32X4, or the
+ * magnitude: not 3, 5 or 7 wide at ty=2; rows the pixel type is not
+ * compiled for, tiled-kernels.cuh), the element is F32X4, or the
  * device cannot give it; large kernels run with ty=2 and taps from device
  * memory. */
 extern "C" size_t
