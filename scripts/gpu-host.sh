@@ -5,8 +5,8 @@
 # kernel family), compute-sanitizer over them, and the benchmarks. The build
 # comes from a machine with the toolchain:
 #
-#   meson setup build-gpu -Dcuda=enabled -Dcuda-archs=90 -Dfault-injection=true \
-#       [-Dnpp-root=DIR]
+#   meson setup build-gpu -Dcuda=enabled -Dcuda-archs=90 -Dcuda-ptx=false \
+#       -Dfault-injection=true [-Dnpp-root=DIR]
 #   ninja -C build-gpu
 #
 # and a GStreamer runtime unpacked into .gpuhost/ (see docs/building.md).
