@@ -795,7 +795,7 @@ GST_START_TEST (test_identity_measured)
 
     /* just below a sample, between two floats: that sample is above it
      * (compared as doubles, not at the threshold rounded to float) */
-    threshold = fabs (img->v[17]) - 1e-12;
+    threshold = MAX (fabs (img->v[17]) - 1e-12, 0.0);
     g_object_set (e, "statistics", TRUE, "statistics-threshold", threshold,
         NULL);
     in = gcvt_buffer_new (img, fmt, 0, 0, FALSE);
