@@ -3,7 +3,8 @@
 # Eight H.264 streams decoded and filtered on one GPU in one process, with
 # CUDA stream sharing (GStreamer 1.24 and later) and without it
 # (GPUCONVOLVE_NO_STREAM_SHARING=1): the process's CPU seconds per 1,000
-# frames and gpuconvolve's per-frame latency. Each stream is
+# frames, the frames per second of all streams together and gpuconvolve's
+# per-frame latency. Each stream is
 #
 #   filesrc ! qtdemux ! h264parse ! nvh264dec ! video/x-raw(memory:CUDAMemory)
 #     ! gpuconvolve filter=gaussian size=9 ! video/x-raw(memory:CUDAMemory)
@@ -12,7 +13,8 @@
 # so the frame rate is the decoders'. CPU seconds are the process's user +
 # system time (bash's `time`) of a run of FRAMES frames a stream less that
 # of a run of FRAMES/10, over the frames between them: start-up (CUDA,
-# the registry, the decoders) is left out. Latency is a frame's time in
+# the registry, the decoders) is left out; frames per second the same
+# frames over the difference of the two runs' wall-clock times. Latency is a frame's time in
 # gpuconvolve on the host, from the moment it starts on the frame (output
 # buffer, maps, and the CPU wait for the input's stream where there is one)
 # to the moment its result is ready to be pushed, frames in flight
@@ -105,12 +107,13 @@ launch() {
   done
 }
 
-# cpu_seconds SHARING CLIP: the run's user + system seconds
-cpu_seconds() {
+# run_seconds SHARING CLIP: the run's user + system seconds, then its
+# wall-clock seconds
+run_seconds() {
   local sharing=$1 clip=$2 t rc
   local -a env=(env)
   [ "$sharing" = on ] || env+=(GPUCONVOLVE_NO_STREAM_SHARING=1)
-  TIMEFORMAT='%U %S'
+  TIMEFORMAT='%U %S %R'
   # shellcheck disable=SC2046
   { t=$( { time timeout "$row_timeout" "${env[@]}" gst-launch-1.0 -q \
       $(launch "$clip") >/dev/null 2>"$log.err"; } 2>&1 ); } || rc=$?
@@ -118,7 +121,7 @@ cpu_seconds() {
     cat "$log.err" >&2
     die "the pipeline failed ($version, sharing $sharing, exit $rc)"
   fi
-  echo "$t" | awk '{printf "%.3f\n", $1 + $2}'
+  echo "$t" | awk '{printf "%.3f %.3f\n", $1 + $2, $3}'
 }
 
 # latencies SHARING: gpuconvolve's per-frame latencies in ms, one a line
@@ -155,28 +158,35 @@ p95() { sort -g | awk '{v[NR] = $1} END {if (NR) print v[int(NR * 0.95 + 0.5) < 
 log=$(mktemp "${TMPDIR:-/tmp}/stream-sharing.XXXXXX")
 trap 'rm -f "$log" "$log".*' EXIT
 
-declare -A long_runs short_runs
+declare -A long_cpu short_cpu long_wall short_wall
 for ((r = 0; r < repeat; r++)); do
   for sharing in on off; do
-    long_runs[$sharing]+="$(cpu_seconds "$sharing" "$long_clip") "
-    short_runs[$sharing]+="$(cpu_seconds "$sharing" "$short_clip") "
+    t=$(run_seconds "$sharing" "$long_clip")
+    read -r c w <<<"$t"
+    long_cpu[$sharing]+="$c " long_wall[$sharing]+="$w "
+    t=$(run_seconds "$sharing" "$short_clip")
+    read -r c w <<<"$t"
+    short_cpu[$sharing]+="$c " short_wall[$sharing]+="$w "
   done
 done
 
-[ -s "$csv" ] || echo "gstreamer,sharing,streams,frames,cpu_s_per_1000,latency_median_ms,latency_p95_ms" >"$csv"
+[ -s "$csv" ] || echo "gstreamer,sharing,streams,frames,cpu_s_per_1000,latency_median_ms,latency_p95_ms,frames_per_s" >"$csv"
+n=$(((frames - short) * streams))
 for sharing in on off; do
-  long=$(printf '%s\n' ${long_runs[$sharing]} | median)
-  shrt=$(printf '%s\n' ${short_runs[$sharing]} | median)
-  per_1000=$(awk -v l="$long" -v s="$shrt" -v n=$(((frames - short) * streams)) \
+  per_1000=$(awk -v l="$(printf '%s\n' ${long_cpu[$sharing]} | median)" \
+    -v s="$(printf '%s\n' ${short_cpu[$sharing]} | median)" -v n=$n \
     'BEGIN {printf "%.3f", (l - s) * 1000 / n}')
+  fps=$(awk -v l="$(printf '%s\n' ${long_wall[$sharing]} | median)" \
+    -v s="$(printf '%s\n' ${short_wall[$sharing]} | median)" -v n=$n \
+    'BEGIN {if (l > s) printf "%.0f", n / (l - s); else print "n/a"}')
   lat=$(latencies "$sharing")
   [ -n "$lat" ] || die "gpuconvolve logged no frames ($version): no latency"
-  echo "$version,$sharing,$streams,$frames,$per_1000,$(echo "$lat" | median),$(echo "$lat" | p95)" >>"$csv"
+  echo "$version,$sharing,$streams,$frames,$per_1000,$(echo "$lat" | median),$(echo "$lat" | p95),$fps" >>"$csv"
 done
 
 # ---- the table ------------------------------------------------------------
 echo "$streams streams of 1080p H.264 on one GPU, gaussian 9x9 in CUDA memory;"
-echo "CPU: user + system of the process over the frames past start-up; latency: a frame's time in gpuconvolve"
+echo "CPU: user + system of the process over the frames past start-up; frames/s: the same frames, all streams; latency: a frame's time in gpuconvolve"
 awk -F, 'NR == 1 {next} {
-  printf "| GStreamer %s | sharing %-3s | %s streams x %s frames | %7.3f CPU s / 1000 frames | latency median %7.3f ms, p95 %7.3f ms |\n",
-    $1, $2, $3, $4, $5, $6, $7 }' "$csv"
+  printf "| GStreamer %s | sharing %-3s | %s streams x %s frames | %7.3f CPU s / 1000 frames | %6s frames/s | latency median %7.3f ms, p95 %7.3f ms |\n",
+    $1, $2, $3, $4, $5, ($8 == "" ? "n/a" : $8), $6, $7 }' "$csv"
