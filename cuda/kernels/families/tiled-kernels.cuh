@@ -448,10 +448,11 @@ magnitude_go (const GcvCudaConv & c, int ty)
 
 /* The rows a pixel type's per-width kernels are compiled for: three of
  * 1, 2, 4 and 8. Timed on an H200 at 1920x1080 and 3840x2160 over 22
- * kernel shapes each, the fourth was within 3% of the best of the three
- * but at one point (docs/performance.md, "Build time and size"); one row
- * fewer is a fifth fewer instances. Two rows for every type: the
- * heuristic's for one channel, magnitudes and taps in memory. */
+ * kernel shapes each, the best of the three kept was within 3% of the
+ * best of all four at every point but one (docs/performance.md, "Build
+ * time and size"), and a fifth of the per-width instances go. Every type
+ * has 2 (the heuristic's for one channel, magnitudes, taps in memory) and
+ * 4 (the RGBA family's). */
 template <typename In>
 constexpr bool
 has_rows (int ty)
