@@ -7,21 +7,16 @@
  * reads relative to its source pointer, so a view filters exactly what the
  * whole frame gives there, and its statistics' places are moved by the
  * rectangle's corner into the frame's. The copied area gets the input's
- * bytes by device copies: the whole frame at once before the launches
- * where the cut has many copied rectangles, else each of them after; a
- * merged cut (the whole plane filtered where the rectangles would cost
- * more) gets its holes back after the launch. */
+ * bytes on the device: the whole frame at once before the launches where
+ * the copied area is most of it, else its rectangles after them, all in
+ * one launch; a merged cut (the whole plane filtered where the rectangles
+ * would cost more) gets its holes back the same way after the launch. */
 #include "gcv-cuda-private.h"
 
-/* What a launch and a copy cost besides their samples, in samples
- * filtered (GcvRegionSplit): a few microseconds each, the time the GPU
- * takes to filter some tens of thousands of samples. */
+/* What a launch costs besides its samples, in samples filtered
+ * (GcvRegionSplit): a few microseconds, the time the GPU takes to filter
+ * some tens of thousands of samples. */
 #define LAUNCH_COST 32768
-#define COPY_COST 16384
-/* Up to this many copied rectangles are copied one by one; with more, the
- * whole frame is copied first, one copy, and the filtered rectangles are
- * written over it. */
-#define COPIES_ONE_BY_ONE 4
 
 static gboolean
 same_samples (const CudaSamples * a, const CudaSamples * b)
@@ -42,7 +37,7 @@ gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   split->kernel_width = exact ? 0 : cp->kw;
   split->kernel_height = exact ? 0 : plan->filter->kh;
   split->rect_cost = LAUNCH_COST;
-  split->hole_cost = COPY_COST;
+  split->hole_cost = 0;         /* a frame's holes: one copy launch */
   if (plan->region_plane.frame_width)
     gcv_region_split_run (split, &s->options, &plan->region_plane);
   else
@@ -101,46 +96,48 @@ gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   return TRUE;
 }
 
-/* The rectangle's samples of `in` into `out`, `px` bytes a sample: rows
- * at once where both are packed, else a byte of each sample at a time. */
+/* The whole plane of `in` into `out`, `px` bytes a sample: rows at once
+ * where both are packed, else as one rectangle. */
 static gboolean
-copy_rect (const CudaSamples * out, const CudaSamples * in, guint px,
-    guint x, guint y, guint w, guint h, cudaStream_t stream, GError ** error)
+copy_plane (const CudaSamples * out, const CudaSamples * in, guint px,
+    guint w, guint h, cudaStream_t stream, GError ** error)
 {
-  guint8 *to = out->data + (gsize) y * out->stride + (gsize) x * out->step;
-  const guint8 *from = in->data + (gsize) y * in->stride
-      + (gsize) x * in->step;
-
-  if (w == 0 || h == 0)
-    return TRUE;
   if (out->step == px && in->step == px)
-    return CHECK (cudaMemcpy2DAsync (to, out->stride, from, in->stride,
-            (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream), OP_COPY);
-  for (guint b = 0; b < px; b++)
-    if (!CHECK (gcv_cuda_copy_samples (to + b, out->stride, (int) out->step,
-                from + b, in->stride, (int) in->step, (int) w, (int) h,
-                stream), OP_LAUNCH))
-      return FALSE;
-  return TRUE;
+    return CHECK (cudaMemcpy2DAsync (out->data, out->stride, in->data,
+            in->stride, (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream),
+        OP_COPY);
+  return CHECK (gcv_cuda_copy_rects (out->data, out->stride, (int) out->step,
+          in->data, in->stride, (int) in->step, (int) px,
+          &(GcvCudaRect) { 0, 0, (int) w, (int) h }, 1, stream), OP_LAUNCH);
 }
 
-/* A merged cut's holes, band by band. */
-static gboolean
-copy_holes (const GcvRegionSplit * split, const CudaSamples * in,
-    const CudaSamples * out, guint px, cudaStream_t stream, GError ** error)
-{
-  const GcvRegionSpan *holes = (const GcvRegionSpan *) split->holes->data;
+/* Rectangles of `in` copied into `out`, gathered for one launch. */
+typedef struct {
+  const CudaSamples *in, *out;
+  guint px;
+  cudaStream_t stream;
+  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
+  int n;
+} CopyList;
 
-  for (guint k = 0; k + 1 < split->hole_ys->len; k++) {
-    const guint y0 = g_array_index (split->hole_ys, guint, k),
-        y1 = g_array_index (split->hole_ys, guint, k + 1),
-        end = g_array_index (split->hole_first, guint, k + 1);
-    for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
-      if (!copy_rect (out, in, px, holes[j].x0, y0, holes[j].x1 - holes[j].x0,
-              y1 - y0, stream, error))
-        return FALSE;
-  }
-  return TRUE;
+static gboolean
+copy_flush (CopyList * l, GError ** error)
+{
+  const int n = l->n;
+
+  l->n = 0;
+  return n == 0 || CHECK (gcv_cuda_copy_rects (l->out->data, l->out->stride,
+          (int) l->out->step, l->in->data, l->in->stride, (int) l->in->step,
+          (int) l->px, l->rect, n, l->stream), OP_LAUNCH);
+}
+
+static gboolean
+copy_add (CopyList * l, guint x, guint y, guint w, guint h, GError ** error)
+{
+  if (w == 0 || h == 0)
+    return TRUE;
+  l->rect[l->n++] = (GcvCudaRect) { (int) x, (int) y, (int) w, (int) h };
+  return l->n < GCV_CUDA_COPY_RECTS || copy_flush (l, error);
 }
 
 gboolean
@@ -151,20 +148,37 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   const GcvRegionSplit *split = &cp->split;
   const GcvGeometry *g = &plan->geometry;
   const guint px = gcv_format_pixel_size (g->in_format);
-  const gboolean whole = split->copied->len > COPIES_ONE_BY_ONE;
+  const guint64 plane = (guint64) g->width * g->height;
+  /* the copied area is most of the frame: one copy of it all first, the
+   * filtered rectangles written over it */
+  const gboolean whole = !split->merged
+      && 2 * (plane - gcv_region_split_area (split)) > plane;
+  CopyList l = { in, out, px, s->stream };
 
   if (same_samples (in, out))
     return TRUE;                /* the output is on the input */
   if (before)
-    return !whole || copy_rect (out, in, px, 0, 0, g->width, g->height,
+    return !whole || copy_plane (out, in, px, g->width, g->height,
         s->stream, error);
-  if (split->merged)
-    return copy_holes (split, in, out, px, s->stream, error);
-  for (guint i = 0; !whole && i < split->copied->len; i++) {
+  if (whole)
+    return TRUE;
+  if (split->merged) {
+    const GcvRegionSpan *holes = (const GcvRegionSpan *) split->holes->data;
+    for (guint k = 0; k + 1 < split->hole_ys->len; k++) {
+      const guint y0 = g_array_index (split->hole_ys, guint, k),
+          y1 = g_array_index (split->hole_ys, guint, k + 1),
+          end = g_array_index (split->hole_first, guint, k + 1);
+      for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
+        if (!copy_add (&l, holes[j].x0, y0, holes[j].x1 - holes[j].x0,
+                y1 - y0, error))
+          return FALSE;
+    }
+  }
+  for (guint i = 0; i < split->copied->len; i++) {
     const GcvRect *r = &g_array_index (split->copied, GcvRect, i);
-    if (!copy_rect (out, in, px, (guint) r->x, (guint) r->y,
-            (guint) r->width, (guint) r->height, s->stream, error))
+    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->width,
+            (guint) r->height, error))
       return FALSE;
   }
-  return TRUE;
+  return copy_flush (&l, error);
 }

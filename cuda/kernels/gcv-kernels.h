@@ -135,6 +135,17 @@ cudaError_t gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
     const void *src, size_t src_pitch, int src_step, int width, int height,
     cudaStream_t stream);
 
+/* border.cu: the samples of `n` rectangles (at most GCV_CUDA_COPY_RECTS)
+ * of src into the same places of dst, `size` bytes a sample, samples
+ * `src_step` and `dst_step` bytes apart: one launch for all of them. */
+#define GCV_CUDA_COPY_RECTS 64
+typedef struct {
+  int x, y, width, height;
+} GcvCudaRect;
+cudaError_t gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
+    const void *src, size_t src_pitch, int src_step, int size,
+    const GcvCudaRect * rects, int n, cudaStream_t stream);
+
 /* direct.cu: one thread per output, everything from global memory. */
 cudaError_t gcv_cuda_direct (const GcvCudaConv * c);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The halo of a padded device frame, made on the device, the unpacking
- * of 8-bit frames to floats, and the gathering and scattering of one
- * channel of interleaved bytes (NV12's U or V). Kernels after these never
+ * of 8-bit frames to floats, the gathering and scattering of one channel
+ * of interleaved bytes (NV12's U or V), and the copy of a list of
+ * rectangles (privacy regions' copied area). Kernels after these never
  * bounds-check. */
 #include "kernels/gcv-kernels-common.cuh"
 #include "gcv-border.h"
@@ -97,6 +98,41 @@ copy_samples_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
         __ldg (src + y * src_pitch + (size_t) x * src_step);
 }
 
+/* A copy launch's rectangles, in its parameters: each one's first block
+ * of the launch and its blocks a row; a block finds its rectangle by
+ * these, so that the blocks follow the rectangles' areas. */
+constexpr int COPY_BX = 64, COPY_BY = 4;
+
+struct CopyRects {
+  int n;
+  int first[GCV_CUDA_COPY_RECTS + 1];
+  int across[GCV_CUDA_COPY_RECTS];
+  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
+};
+
+__global__ void
+copy_rects_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
+    const unsigned char *src, size_t src_pitch, int src_step, int size,
+    const __grid_constant__ CopyRects r)
+{
+  const int block = blockIdx.x;
+  int i = 0;
+  while (block >= r.first[i + 1])
+    i++;
+  const GcvCudaRect q = r.rect[i];
+  const int b = block - r.first[i];
+  const int x = (b % r.across[i]) * COPY_BX + threadIdx.x;
+  const int y = (b / r.across[i]) * COPY_BY + threadIdx.y;
+  if (x >= q.width || y >= q.height)
+    return;
+  unsigned char *to = dst + (size_t) (q.y + y) * dst_pitch
+      + (size_t) (q.x + x) * dst_step;
+  const unsigned char *from = src + (size_t) (q.y + y) * src_pitch
+      + (size_t) (q.x + x) * src_step;
+  for (int k = 0; k < size; k++)
+    to[k] = __ldg (from + k);
+}
+
 }  /* namespace */
 
 extern "C" size_t
@@ -159,5 +195,37 @@ gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
   copy_samples_kernel <<<grid, block, 0, stream>>> ((unsigned char *) dst,
       dst_pitch, dst_step, (const unsigned char *) src, src_pitch, src_step,
       width, height);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
+    const void *src, size_t src_pitch, int src_step, int size,
+    const GcvCudaRect * rects, int n, cudaStream_t stream)
+{
+  /* packed samples are copied as bytes: a thread a byte */
+  const int bytes = dst_step == size && src_step == size ? size : 1;
+  CopyRects r;
+  int blocks = 0;
+
+  if (n < 0 || n > GCV_CUDA_COPY_RECTS)
+    return cudaErrorInvalidValue;
+  r.n = n;
+  for (int i = 0; i < n; i++) {
+    GcvCudaRect q = rects[i];
+    q.x *= bytes;
+    q.width *= bytes;
+    r.rect[i] = q;
+    r.first[i] = blocks;
+    r.across[i] = (int) div_up (q.width, COPY_BX);
+    blocks += r.across[i] * (int) div_up (q.height, COPY_BY);
+  }
+  r.first[n] = blocks;
+  if (blocks == 0)
+    return cudaSuccess;
+  copy_rects_kernel <<<blocks, dim3 (COPY_BX, COPY_BY), 0, stream>>> (
+      (unsigned char *) dst, dst_pitch, bytes > 1 ? 1 : dst_step,
+      (const unsigned char *) src, src_pitch, bytes > 1 ? 1 : src_step,
+      bytes > 1 ? 1 : size, r);
   return cudaGetLastError ();
 }
