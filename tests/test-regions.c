@@ -162,6 +162,81 @@ GST_START_TEST (test_regions_property)
 
 GST_END_TEST;
 
+/* Small regions, a few percent of the frame, which the CUDA backend
+ * filters side by side in one launch (docs/regions.md): rectangles of
+ * several heights, at the corners and edges (their reach in the halo)
+ * and inside, random kernels up to 31 wide (widths with no kernel of
+ * their own among them; every other one of rank 1), anchors, each
+ * format, two frames in a row. The filtered area against the reference, the rest the
+ * input's bytes. */
+GST_START_TEST (test_regions_small)
+{
+  const RefFormat formats[] = { REF_GRAY8, REF_RGBA, REF_GRAY32F, REF_BGRX };
+  const guint w = 640, hgt = 360;
+  const gint rects[][4] = {
+    {0, 0, 30, 20}, {100, 40, 50, 40}, {300, 10, 24, 70},
+    {607, 150, 33, 17}, {200, 320, 40, 40}, {420, 200, 10, 10},
+    {500, 90, 7, 3},
+  };
+  const guint sizes[][2] = { {3, 3}, {0, 0}, {19, 5}, {31, 31}, {1, 9} };
+  GRand *r = ref_rand_new_seeded ("test_regions_small", 84);
+
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
+    const RefFormat fmt = formats[f];
+    RefImage *in = gcvt_random_image (r, fmt, w, hgt, -1.0, 1.0);
+    const gsize stride = ref_default_stride (fmt, w) + 4 * 3 * (f % 2);
+
+    for (guint k = 0; k < G_N_ELEMENTS (sizes); k++) {
+      /* (0, 0): a random kernel of test-compute's sizes, and its anchor */
+      const guint kw = sizes[k][0] ? sizes[k][0]
+          : (guint) g_rand_int_range (r, 1, 10);
+      const guint kh = sizes[k][1] ? sizes[k][1]
+          : (guint) g_rand_int_range (r, 1, 10);
+      RefKernel *kernel = gcvt_random_kernel (r, kw, kh, (f + k) % 2 == 1
+          || gcvt_forced_separable ());
+      const guint n = 3 + (f + k) % 5;
+      const RefBorder border = (RefBorder) ((f + k) % REF_N_BORDERS);
+      GstElement *e = gcvt_element_new ();
+      gboolean *mask = mask_new (&rects[0][0], n, 1, w, hgt, w, hgt, 1);
+      gchar *what = g_strdup_printf ("%s %ux%u, %u small regions, %ux%u, "
+          "border %s", ref_format_info (fmt)->name, w, hgt, n, kw, kh,
+          ref_border_nick (border));
+      RefParams p;
+      GstHarness *h;
+
+      ref_params_init (&p, kernel);
+      p.border = border;
+      p.border_value = 77.0;
+      p.scale = 1.0 / ref_kernel_sum_abs (kernel);
+      if (sizes[k][0] == 0) {
+        p.anchor_x = g_rand_int_range (r, 0, (gint) kw);
+        p.anchor_y = g_rand_int_range (r, 0, (gint) kh);
+      }
+      gcvt_set_params (e, &p);
+      set_regions (e, &rects[0][0], n);
+      g_object_set (e, "region-mode", 1, NULL);
+      h = gcvt_harness_new (e);
+      gcvt_set_caps (h, fmt, fmt, w, hgt);
+      /* twice: the second frame runs on what the first left */
+      for (guint i = 0; i < 2; i++) {
+        GstBuffer *out = gcvt_process (h, gcvt_buffer_new (in, fmt, stride,
+                0, stride != ref_default_stride (fmt, w)));
+        gcvt_check_frame_masked (out, fmt, fmt, in, &p, mask, what);
+        gst_buffer_unref (out);
+      }
+      gst_harness_teardown (h);
+      gcvt_element_unref (e);
+      ref_kernel_free (kernel);
+      g_free (mask);
+      g_free (what);
+    }
+    ref_image_free (in);
+  }
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
 /* A GRAY8 frame with a `face` and a `plate` ROI meta through `h`: the
  * output filtered inside regions `want0` and `want1` only. */
 static void
@@ -1479,6 +1554,7 @@ regions_suite (void)
   tcase_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_regions_property);
+  tcase_add_test (tc, test_regions_small);
   tcase_add_test (tc, test_regions_refused);
   tcase_add_test (tc, test_regions_roi_meta);
   tcase_add_test (tc, test_regions_crop);

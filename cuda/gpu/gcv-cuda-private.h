@@ -56,8 +56,10 @@ typedef struct {
   gboolean staged;              /* the host input was copied at the submit */
   void *d_pad, *d_raw, *d_tmp, *d_out;
   float *d_taps, *h_taps;       /* large kernels: taps in device memory */
+  void *d_atlas;                /* privacy regions filtered side by side
+                                 * (gcv-cuda-regions.c) */
   /* bytes each of the above holds */
-  gsize pad_size, raw_size, tmp_size, out_size, taps_size;
+  gsize pad_size, raw_size, tmp_size, out_size, taps_size, atlas_size;
   guint taps_serial;            /* which filter d_taps holds */
   void *h_in, *h_out;           /* pinned staging for pageable frames */
   gsize h_in_size, h_out_size;
@@ -106,6 +108,8 @@ typedef struct {
                                  * rectangles of a frame with regions where
                                  * the plan runs fft (0: direct) */
   GcvRegionSplit split;         /* the frame's regions, cut (kept) */
+  gboolean atlas;               /* its filtered rectangles side by side
+                                 * (gcv-cuda-regions.c) */
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,
                                  * tile */
@@ -144,6 +148,9 @@ gboolean gcv_cuda_slot_ensure (CudaPlan * cp, CudaSlot * s, guint what,
     GError ** error);
 gboolean gcv_cuda_slot_has (const CudaPlan * cp, const CudaSlot * s,
     guint what);
+/* The slot's atlas holds at least `bytes` (grown, zeroed once). */
+gboolean gcv_cuda_slot_ensure_atlas (CudaSlot * s, gsize bytes,
+    GError ** error);
 /* What frames of the filter need of the slot buffers, and every slot's
  * buffers that every frame needs, made at plan set-up or when the halo
  * grows. */

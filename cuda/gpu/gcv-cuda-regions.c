@@ -6,17 +6,21 @@
  * rectangle as a view of the padded frame and of the output: every family
  * reads relative to its source pointer, so a view filters exactly what the
  * whole frame gives there, and its statistics' places are moved by the
- * rectangle's corner into the frame's. The copied area gets the input's
+ * rectangle's corner into the frame's. Small rectangles go side by side
+ * into a frame of their own, filtered by one launch (the atlas, below).
+ * The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
  * one launch; a merged cut (the whole plane filtered where the rectangles
  * would cost more) gets its holes back the same way after the launch. */
 #include "gcv-cuda-private.h"
 
-/* What a launch costs besides its samples, in samples filtered
- * (GcvRegionSplit): a few microseconds, the time the GPU takes to filter
- * some tens of thousands of samples. */
+/* What a rectangle costs besides its samples, in samples filtered
+ * (GcvRegionSplit): a launch of its own, a few microseconds, the time the
+ * GPU takes to filter some tens of thousands of samples; in the atlas
+ * (below), where it has none, its copies in and out. */
 #define LAUNCH_COST 32768
+#define ATLAS_COST 1024
 
 static gboolean
 same_samples (const CudaSamples * a, const CudaSamples * b)
@@ -24,11 +28,44 @@ same_samples (const CudaSamples * a, const CudaSamples * b)
   return a->data == b->data && a->stride == b->stride && a->step == b->step;
 }
 
+/* The atlas columns of rectangle `r`'s reach, from a multiple of 4, for
+ * a kernel `kw` wide. */
+static guint
+atlas_columns (const GcvRect * r, int kw)
+{
+  return (guint) (r->width + kw - 1 + 3) / 4 * 4;
+}
+
+/* Whether the filtered rectangles of `split` go side by side into the
+ * atlas: two or more, their reaches within the plane's width (the
+ * families' buffers hold that), and a quarter of the plane at most. */
+static gboolean
+atlas_fits (const GcvRegionSplit * split, const GcvRegionPlane * plane,
+    int kw)
+{
+  const GcvRect *r = (const GcvRect *) split->filtered->data;
+  guint columns = 0, height = 0;
+
+  if (split->filtered->len < 2)
+    return FALSE;
+  for (guint i = 0; i < split->filtered->len; i++) {
+    columns += atlas_columns (&r[i], kw);
+    height = MAX (height, (guint) r[i].height);
+  }
+  return columns <= plane->width
+      && 4 * (guint64) columns * height <= (guint64) plane->width
+      * plane->height;
+}
+
 guint64
 gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     const CudaSamples * in, const CudaSamples * out)
 {
-  const guint w = plan->geometry.width, h = plan->geometry.height;
+  const GcvGeometry *g = &plan->geometry;
+  const GcvRegionPlane plane = plan->region_plane.frame_width
+      ? plan->region_plane : (GcvRegionPlane) { g->width, g->height,
+    g->width, g->height, 0
+  };
   GcvRegionSplit *split = &cp->split;
   /* a merged cut's statistics would count its holes, and with the output
    * on the input its holes would have nothing left to come back from */
@@ -36,14 +73,66 @@ gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
 
   split->kernel_width = exact ? 0 : cp->kw;
   split->kernel_height = exact ? 0 : plan->filter->kh;
-  split->rect_cost = LAUNCH_COST;
   split->hole_cost = 0;         /* a frame's holes: one copy launch */
-  if (plan->region_plane.frame_width)
-    gcv_region_split_run (split, &s->options, &plan->region_plane);
-  else
-    gcv_region_split_run (split, &s->options, &(GcvRegionPlane) {
-          w, h, w, h, 0});
+  /* the cut as the atlas would run it; where it does not fit, as
+   * launches */
+  split->rect_cost = ATLAS_COST;
+  gcv_region_split_run (split, &s->options, &plane);
+  cp->atlas = !s->stats.on && atlas_fits (split, &plane, cp->kw);
+  if (!cp->atlas) {
+    split->rect_cost = LAUNCH_COST;
+    gcv_region_split_run (split, &s->options, &plane);
+  }
   return gcv_region_split_area (split);
+}
+
+/* The whole plane of `in` into `out`, `px` bytes a sample: rows at once
+ * where both are packed, else as one rectangle. */
+static gboolean
+copy_plane (const CudaSamples * out, const CudaSamples * in, guint px,
+    guint w, guint h, cudaStream_t stream, GError ** error)
+{
+  if (out->step == px && in->step == px)
+    return CHECK (cudaMemcpy2DAsync (out->data, out->stride, in->data,
+            in->stride, (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream),
+        OP_COPY);
+  return CHECK (gcv_cuda_copy_rects (out->data, out->stride, (int) out->step,
+          in->data, in->stride, (int) in->step, (int) px,
+          &(GcvCudaRect) { 0, 0, 0, 0, (int) w, (int) h }, 1, stream),
+      OP_LAUNCH);
+}
+
+/* Rectangles of `in` copied into `out`, gathered for one launch. */
+typedef struct {
+  const CudaSamples *in, *out;
+  guint px;
+  cudaStream_t stream;
+  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
+  int n;
+} CopyList;
+
+static gboolean
+copy_flush (CopyList * l, GError ** error)
+{
+  const int n = l->n;
+
+  l->n = 0;
+  return n == 0 || CHECK (gcv_cuda_copy_rects (l->out->data, l->out->stride,
+          (int) l->out->step, l->in->data, l->in->stride, (int) l->in->step,
+          (int) l->px, l->rect, n, l->stream), OP_LAUNCH);
+}
+
+/* w x h samples at (x, y) of `in` to (to_x, to_y) of `out` */
+static gboolean
+copy_add (CopyList * l, guint x, guint y, guint to_x, guint to_y, guint w,
+    guint h, GError ** error)
+{
+  if (w == 0 || h == 0)
+    return TRUE;
+  l->rect[l->n++] = (GcvCudaRect) { (int) x, (int) y, (int) to_x,
+    (int) to_y, (int) w, (int) h
+  };
+  return l->n < GCV_CUDA_COPY_RECTS || copy_flush (l, error);
 }
 
 /* `c` on the rectangle of w x h outputs at (x, y) of the frame: the padded
@@ -63,6 +152,75 @@ view (const GcvCudaConv * c, guint x, guint y, guint w, guint h)
   return v;
 }
 
+/* Launches cost more than the samples of small rectangles, so where the
+ * filtered rectangles are a small part of the frame they are filtered
+ * side by side, in one frame of their own (the atlas): each one's reach
+ * (the rectangle and the kernel's halo) gathered from the padded frame at
+ * a column of the atlas that is a multiple of 4, the atlas filtered by one
+ * launch of the chosen family, and each rectangle's outputs scattered
+ * back into the frame's; three launches in all. A rectangle's outputs read
+ * only its own reach, so they are what a view of the frame gives (the
+ * columns between reaches feed outputs that are not scattered). Not with
+ * statistics, whose places are the frame's. The cut decides
+ * (atlas_fits()). */
+/* Each rectangle's reach copied into the atlas (`in`), or its outputs
+ * out of it, at its columns there. */
+static gboolean
+atlas_copy (const GArray * rects, const GcvCudaConv * c, gboolean in,
+    const CudaSamples * from, const CudaSamples * to, cudaStream_t stream,
+    GError ** error)
+{
+  const GcvRect *r = (const GcvRect *) rects->data;
+  CopyList l = { from, to, from->step, stream };
+  guint x = 0;
+
+  for (guint i = 0; i < rects->len; x += atlas_columns (&r[i], c->kw), i++)
+    if (!(in ? copy_add (&l, r[i].x, r[i].y, x, 0, r[i].width + c->kw - 1,
+                r[i].height + c->kh - 1, error)
+            : copy_add (&l, x, 0, r[i].x, r[i].y, r[i].width, r[i].height,
+                error)))
+      return FALSE;
+  return copy_flush (&l, error);
+}
+
+static gboolean
+atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
+    const GcvCudaConv * c, GError ** error)
+{
+  const GArray *rects = cp->split.filtered;
+  const GcvRect *last = &g_array_index (rects, GcvRect, rects->len - 1);
+  CudaSlot *s = &cp->slots[slot];
+  const guint px = (guint) gcv_cuda_pixel_size (c->in);
+  const guint out_px = (guint) gcv_cuda_out_size (c->out);
+  guint columns = 0, height = 0;
+  gsize in_bytes, out_pitch;
+  GcvCudaConv a = *c;
+
+  for (guint i = 0; i < rects->len; i++) {
+    const GcvRect *r = &g_array_index (rects, GcvRect, i);
+    columns += atlas_columns (r, c->kw);
+    height = MAX (height, (guint) r->height);
+  }
+  in_bytes = (cp->pad_pitch * (height + c->kh - 1) + 255) / 256 * 256;
+  out_pitch = ((gsize) columns * out_px + 255) / 256 * 256;
+  if (!gcv_cuda_slot_ensure_atlas (s, in_bytes + out_pitch * height, error))
+    return FALSE;
+  /* the atlas filtered up to the last rectangle's outputs */
+  a.src = s->d_atlas;
+  a.src_pitch = cp->pad_pitch;
+  a.dst = (guint8 *) s->d_atlas + in_bytes;
+  a.dst_pitch = out_pitch;
+  a.width = (int) (columns - atlas_columns (last, c->kw)) + last->width;
+  a.height = (int) height;
+  return atlas_copy (rects, c, TRUE, &(CudaSamples) { (guint8 *) c->src,
+          c->src_pitch, px }, &(CudaSamples) { s->d_atlas, a.src_pitch, px },
+      s->stream, error)
+      && gcv_cuda_launch (cp, plan, slot, &a, TRUE, error)
+      && atlas_copy (rects, c, FALSE, &(CudaSamples) { a.dst, out_pitch,
+          out_px }, &(CudaSamples) { c->dst, c->dst_pitch, out_px },
+      s->stream, error);
+}
+
 gboolean
 gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
     const GcvCudaConv * c, GError ** error)
@@ -70,6 +228,8 @@ gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   const GArray *rects = cp->split.filtered;
   const gboolean aligned = gcv_cuda_rect_aligned (cp, plan);
 
+  if (cp->atlas)
+    return atlas_launch (cp, plan, slot, c, error);
   for (guint i = 0; i < rects->len; i++) {
     const GcvRect *r = &g_array_index (rects, GcvRect, i);
     const guint x1 = (guint) (r->x + r->width);
@@ -94,50 +254,6 @@ gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
     }
   }
   return TRUE;
-}
-
-/* The whole plane of `in` into `out`, `px` bytes a sample: rows at once
- * where both are packed, else as one rectangle. */
-static gboolean
-copy_plane (const CudaSamples * out, const CudaSamples * in, guint px,
-    guint w, guint h, cudaStream_t stream, GError ** error)
-{
-  if (out->step == px && in->step == px)
-    return CHECK (cudaMemcpy2DAsync (out->data, out->stride, in->data,
-            in->stride, (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream),
-        OP_COPY);
-  return CHECK (gcv_cuda_copy_rects (out->data, out->stride, (int) out->step,
-          in->data, in->stride, (int) in->step, (int) px,
-          &(GcvCudaRect) { 0, 0, (int) w, (int) h }, 1, stream), OP_LAUNCH);
-}
-
-/* Rectangles of `in` copied into `out`, gathered for one launch. */
-typedef struct {
-  const CudaSamples *in, *out;
-  guint px;
-  cudaStream_t stream;
-  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
-  int n;
-} CopyList;
-
-static gboolean
-copy_flush (CopyList * l, GError ** error)
-{
-  const int n = l->n;
-
-  l->n = 0;
-  return n == 0 || CHECK (gcv_cuda_copy_rects (l->out->data, l->out->stride,
-          (int) l->out->step, l->in->data, l->in->stride, (int) l->in->step,
-          (int) l->px, l->rect, n, l->stream), OP_LAUNCH);
-}
-
-static gboolean
-copy_add (CopyList * l, guint x, guint y, guint w, guint h, GError ** error)
-{
-  if (w == 0 || h == 0)
-    return TRUE;
-  l->rect[l->n++] = (GcvCudaRect) { (int) x, (int) y, (int) w, (int) h };
-  return l->n < GCV_CUDA_COPY_RECTS || copy_flush (l, error);
 }
 
 gboolean
@@ -169,15 +285,15 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
           y1 = g_array_index (split->hole_ys, guint, k + 1),
           end = g_array_index (split->hole_first, guint, k + 1);
       for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
-        if (!copy_add (&l, holes[j].x0, y0, holes[j].x1 - holes[j].x0,
-                y1 - y0, error))
+        if (!copy_add (&l, holes[j].x0, y0, holes[j].x0, y0,
+                holes[j].x1 - holes[j].x0, y1 - y0, error))
           return FALSE;
     }
   }
   for (guint i = 0; i < split->copied->len; i++) {
     const GcvRect *r = &g_array_index (split->copied, GcvRect, i);
-    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->width,
-            (guint) r->height, error))
+    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->x,
+            (guint) r->y, (guint) r->width, (guint) r->height, error))
       return FALSE;
   }
   return copy_flush (&l, error);

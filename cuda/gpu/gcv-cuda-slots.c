@@ -37,6 +37,7 @@ slot_free_buffers (CudaSlot * s)
   free_async (&s->d_tmp, &s->tmp_size, s->stream);
   free_async (&s->d_out, &s->out_size, s->stream);
   free_async ((void **) &s->d_taps, &s->taps_size, s->stream);
+  free_async (&s->d_atlas, &s->atlas_size, s->stream);
   if (s->h_taps)
     cudaFreeHost (s->h_taps);
   s->h_taps = NULL;
@@ -95,6 +96,15 @@ gcv_cuda_slot_ensure (CudaPlan * cp, CudaSlot * s, guint what, GError ** error)
     s->taps_serial = 0;
   }
   return TRUE;
+}
+
+/* zeroed once, as the padded input: its columns past the reaches are
+ * read by vector loads (never used) */
+gboolean
+gcv_cuda_slot_ensure_atlas (CudaSlot * s, gsize bytes, GError ** error)
+{
+  return ensure_device (&s->d_atlas, &s->atlas_size, bytes, TRUE, s->stream,
+      error);
 }
 
 gboolean

@@ -136,11 +136,12 @@ cudaError_t gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
     cudaStream_t stream);
 
 /* border.cu: the samples of `n` rectangles (at most GCV_CUDA_COPY_RECTS)
- * of src into the same places of dst, `size` bytes a sample, samples
- * `src_step` and `dst_step` bytes apart: one launch for all of them. */
+ * of src into dst, each from its place in src to its place in dst,
+ * `size` bytes a sample, samples `src_step` and `dst_step` bytes apart:
+ * one launch for all of them. */
 #define GCV_CUDA_COPY_RECTS 64
 typedef struct {
-  int x, y, width, height;
+  int from_x, from_y, to_x, to_y, width, height;
 } GcvCudaRect;
 cudaError_t gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
     const void *src, size_t src_pitch, int src_step, int size,

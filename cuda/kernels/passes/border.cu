@@ -125,10 +125,10 @@ copy_rects_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
   const int y = (b / r.across[i]) * COPY_BY + threadIdx.y;
   if (x >= q.width || y >= q.height)
     return;
-  unsigned char *to = dst + (size_t) (q.y + y) * dst_pitch
-      + (size_t) (q.x + x) * dst_step;
-  const unsigned char *from = src + (size_t) (q.y + y) * src_pitch
-      + (size_t) (q.x + x) * src_step;
+  unsigned char *to = dst + (size_t) (q.to_y + y) * dst_pitch
+      + (size_t) (q.to_x + x) * dst_step;
+  const unsigned char *from = src + (size_t) (q.from_y + y) * src_pitch
+      + (size_t) (q.from_x + x) * src_step;
   for (int k = 0; k < size; k++)
     to[k] = __ldg (from + k);
 }
@@ -213,7 +213,8 @@ gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
   r.n = n;
   for (int i = 0; i < n; i++) {
     GcvCudaRect q = rects[i];
-    q.x *= bytes;
+    q.from_x *= bytes;
+    q.to_x *= bytes;
     q.width *= bytes;
     r.rect[i] = q;
     r.first[i] = blocks;
