@@ -1004,34 +1004,20 @@ GST_START_TEST (test_cuda_memory_out_bit_exact)
 GST_END_TEST;
 
 /* Privacy regions between CUDA-memory elements (docs/regions.md): frames
- * in CUDA memory in and out, region-mode inside and outside with
- * overlapping regions and one past the frame's edge, byte for byte what
- * the system-memory path gives (which test-regions holds to the
- * reference), and outside the filtered area the input's bytes. */
+ * in CUDA memory in and out, region-mode inside and outside with the
+ * n_rects regions `rects`, byte for byte what the system-memory path
+ * gives (which test-regions holds to the reference), and outside the
+ * filtered area the input's bytes. */
 static void
 regions_case (GRand * r, Fmt f, guint w, guint h, guint mode,
-    guint n_frames)
+    guint n_frames, const gint * rects, guint n_rects)
 {
-  static const gint rects[] = { 5, 3, 40, 30, 30, 20, 25, 30, 83, 40, 30,
-    30
-  };
-  const guint n_rects = G_N_ELEMENTS (rects) / 4;
   const gchar *planes = n_planes (f) == 1 ? NULL : "all";
   const gsize px = f == F_RGBA ? 4 : 1;
-  gchar *what = g_strdup_printf ("%s %ux%u region-mode=%s", formats[f].name,
-      w, h, mode == 1 ? "inside" : "outside");
-  gchar *gpu_what = g_strdup_printf ("%s, CUDA memory in and out", what);
+  GString *list = g_string_new (NULL);
+  gchar *what, *gpu_what, *line, *ref_line;
   gchar *props = gcvt_launch_props (), *caps = caps_text (f, TRUE);
   gchar *sys_caps = caps_text (f, FALSE);
-  const gchar *regions = "regions=\"<<5,3,40,30>,<30,20,25,30>,"
-      "<83,40,30,30>>\"";
-  gchar *line = g_strdup_printf ("appsrc name=src format=time ! "
-      "gpuconvolve name=f %s region-mode=%s %s ! %s ! appsink name=sink "
-      "sync=false", props, mode == 1 ? "inside" : "outside", regions, caps);
-  gchar *ref_line = g_strdup_printf ("appsrc name=src format=time ! "
-      "gpuconvolve name=f %s region-mode=%s %s ! %s ! appsink name=sink "
-      "sync=false", props, mode == 1 ? "inside" : "outside", regions,
-      sys_caps);
   GstCudaContext *ctx = new_cuda_context ();
   CudaSource *cuda = cuda_source_new (ctx, f, w, h);
   GPtrArray *frames = random_frames (r, f, w, h, n_frames);
@@ -1040,6 +1026,19 @@ regions_case (GRand * r, Fmt f, guint w, guint h, guint mode,
   RefKernel *k = random_params (r, &p, REF_BORDER_REPLICATE);
   Run *ref, *gpu;
 
+  for (guint i = 0; i < n_rects; i++)
+    g_string_append_printf (list, "%s<%d,%d,%d,%d>", i ? "," : "",
+        rects[4 * i], rects[4 * i + 1], rects[4 * i + 2], rects[4 * i + 3]);
+  what = g_strdup_printf ("%s %ux%u region-mode=%s regions=<%s>",
+      formats[f].name, w, h, mode == 1 ? "inside" : "outside", list->str);
+  gpu_what = g_strdup_printf ("%s, CUDA memory in and out", what);
+  line = g_strdup_printf ("appsrc name=src format=time ! gpuconvolve name=f "
+      "%s region-mode=%s regions=\"<%s>\" ! %s ! appsink name=sink "
+      "sync=false", props, mode == 1 ? "inside" : "outside", list->str, caps);
+  ref_line = g_strdup_printf ("appsrc name=src format=time ! gpuconvolve "
+      "name=f %s region-mode=%s regions=\"<%s>\" ! %s ! appsink name=sink "
+      "sync=false", props, mode == 1 ? "inside" : "outside", list->str,
+      sys_caps);
   g_print ("%s\n", gpu_what);
   add_samples (sys, frames, 0, n_frames, f, w, h, NULL);
   add_samples (dev, frames, 0, n_frames, f, w, h, cuda);
@@ -1077,17 +1076,31 @@ regions_case (GRand * r, Fmt f, guint w, guint h, guint mode,
   g_free (props);
   g_free (gpu_what);
   g_free (what);
+  g_string_free (list, TRUE);
 }
 
+/* Overlapping regions and one past the frame's edge; then small ones, which
+ * the CUDA backend filters side by side (docs/regions.md): all of their
+ * reaches inside the frame (read from the device frame where it lies),
+ * then one of them at the edge (its reach in the halo). */
 GST_START_TEST (test_regions_cuda_memory)
 {
   static const Fmt fmts[] = { F_RGBA, F_GRAY8, F_NV12 };
+  static const gint large[] = { 5, 3, 40, 30, 30, 20, 25, 30, 83, 40, 30,
+    30
+  };
+  static const gint small[] = { 60, 40, 12, 10, 120, 90, 8, 14, 200, 20, 17,
+    9, 0, 120, 11, 11
+  };
   GRand *r = ref_rand_new ("regions_cuda_memory");
   const guint n_frames = quick ()? 2 : 4;
 
   for (guint i = 0; i < G_N_ELEMENTS (fmts); i++)
-    for (guint mode = 1; mode <= 2; mode++)
-      regions_case (r, fmts[i], 97, 61, mode, n_frames);
+    for (guint mode = 1; mode <= 2; mode++) {
+      regions_case (r, fmts[i], 97, 61, mode, n_frames, large, 3);
+      regions_case (r, fmts[i], 257, 131, mode, n_frames, small, 3);
+      regions_case (r, fmts[i], 257, 131, mode, n_frames, small, 4);
+    }
   g_rand_free (r);
 }
 

@@ -158,7 +158,8 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
       return FALSE;
     s->taps_serial = cp->filter_serial;
   }
-  if (!CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
+  if (!(regions && cp->atlas_direct)
+      && !CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
               c.width, c.height, c.kw, f->kh, f->ax, f->ay, f->border,
               f->border_value, s->stream), OP_LAUNCH))
     return FALSE;
@@ -335,10 +336,13 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
   if (regions) {
     in = input_samples (cp, plan, s, src, steps->src);
     out = output_samples (cp, plan, s, dst, steps->dst);
-    area = gcv_cuda_regions_cut (cp, plan, s, &in, &out);
+    area = gcv_cuda_regions_cut (cp, plan, s, &in, &out, src->on_device
+        && !cp->unpack && !cp->widen);
   }
+  /* (small regions of a device frame may be read where it lies) */
   return gcv_cuda_stats_set_total (&s->stats, area, s->stream, error)
-      && upload (cp, plan, s, src, steps->src, error)
+      && ((regions && cp->atlas_direct)
+      || upload (cp, plan, s, src, steps->src, error))
       && (!regions || gcv_cuda_regions_copy (cp, plan, s, &in, &out, TRUE,
           error))
       && compute (cp, plan, slot, dst, steps->dst, regions, error)

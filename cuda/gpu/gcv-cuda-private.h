@@ -45,6 +45,14 @@ typedef struct {
   gchar *description;
 } CudaEngine;
 
+/* Where a frame's input or output samples are on the device, `step`
+ * bytes apart (gcv-cuda-regions.c). */
+typedef struct {
+  guint8 *data;
+  gsize stride;
+  guint step;
+} CudaSamples;
+
 /* What one frame in flight holds: a stream, an event and its buffers. */
 typedef struct {
   cudaStream_t stream;
@@ -58,6 +66,10 @@ typedef struct {
   float *d_taps, *h_taps;       /* large kernels: taps in device memory */
   void *d_atlas;                /* privacy regions filtered side by side
                                  * (gcv-cuda-regions.c) */
+  /* a second stream, forked from and joined to `stream` by the events:
+   * the copy of a frame beside the atlas's launches */
+  cudaStream_t side;
+  cudaEvent_t fork, join;
   /* bytes each of the above holds */
   gsize pad_size, raw_size, tmp_size, out_size, taps_size, atlas_size;
   guint taps_serial;            /* which filter d_taps holds */
@@ -108,8 +120,11 @@ typedef struct {
                                  * rectangles of a frame with regions where
                                  * the plan runs fft (0: direct) */
   GcvRegionSplit split;         /* the frame's regions, cut (kept) */
-  gboolean atlas;               /* its filtered rectangles side by side
-                                 * (gcv-cuda-regions.c) */
+  /* its filtered rectangles side by side (gcv-cuda-regions.c); `direct`:
+   * their reaches read from the device frame where it lies, with no
+   * upload or halo; the frame's input and output */
+  gboolean atlas, atlas_direct;
+  CudaSamples region_in, region_out;
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,
                                  * tile */
@@ -148,9 +163,11 @@ gboolean gcv_cuda_slot_ensure (CudaPlan * cp, CudaSlot * s, guint what,
     GError ** error);
 gboolean gcv_cuda_slot_has (const CudaPlan * cp, const CudaSlot * s,
     guint what);
-/* The slot's atlas holds at least `bytes` (grown, zeroed once). */
+/* The slot's atlas holds at least `bytes` (grown, zeroed once); its side
+ * stream and events (made once). */
 gboolean gcv_cuda_slot_ensure_atlas (CudaSlot * s, gsize bytes,
     GError ** error);
+gboolean gcv_cuda_slot_ensure_side (CudaSlot * s, GError ** error);
 /* What frames of the filter need of the slot buffers, and every slot's
  * buffers that every frame needs, made at plan set-up or when the halo
  * grows. */
@@ -190,20 +207,18 @@ gboolean gcv_cuda_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
  * separable). */
 gboolean gcv_cuda_rect_aligned (const CudaPlan * cp, const GcvPlan * plan);
 
-/* gcv-cuda-regions.c: a frame's privacy regions (docs/regions.md). The
- * frame's input and output: where their samples are on the device, `step`
- * bytes apart. */
-typedef struct {
-  guint8 *data;
-  gsize stride;
-  guint step;
-} CudaSamples;
+/* gcv-cuda-regions.c: a frame's privacy regions (docs/regions.md), the
+ * frame's input and output as CudaSamples. */
 /* Cuts the frame of slot `s` (its options restrict it) into rectangles,
  * cp->split: the exact cut where statistics are taken or the output is
  * the input (a merged cut's filtered whole would leave no input to copy
- * the holes from); returns the samples filtered. */
+ * the holes from); returns the samples filtered. `direct`: `in` is a
+ * device frame whose samples the families read as they are, which small
+ * rectangles may read where it lies (cp->atlas_direct: no upload or halo
+ * then). */
 guint64 gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan,
-    CudaSlot * s, const CudaSamples * in, const CudaSamples * out);
+    CudaSlot * s, const CudaSamples * in, const CudaSamples * out,
+    gboolean direct);
 /* The chosen family on each filtered rectangle, `c` set for the whole
  * frame, its halo made. */
 gboolean gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan,

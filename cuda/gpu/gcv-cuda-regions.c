@@ -57,9 +57,37 @@ atlas_fits (const GcvRegionSplit * split, const GcvRegionPlane * plane,
       * plane->height;
 }
 
+/* Whether every filtered rectangle's reach lies inside the plane: its
+ * samples are then all the frame's own, none of the halo. */
+static gboolean
+reaches_inside (const GcvRegionSplit * split, const GcvRegionPlane * plane,
+    const GcvFilter * f, guint kw)
+{
+  for (guint i = 0; i < split->filtered->len; i++) {
+    const GcvRect *r = &g_array_index (split->filtered, GcvRect, i);
+    if ((guint) r->x < f->ax || (guint) r->y < f->ay
+        || (guint) r->x + r->width + kw - 1 - f->ax > plane->width
+        || (guint) r->y + r->height + f->kh - 1 - f->ay > plane->height)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Whether the copied area is most of the plane: the whole frame is then
+ * copied, one copy, and the filtered rectangles written over it. */
+static gboolean
+copies_whole (const CudaPlan * cp, const GcvPlan * plan)
+{
+  const guint64 plane = (guint64) plan->geometry.width
+      * plan->geometry.height;
+
+  return !cp->split.merged
+      && 2 * (plane - gcv_region_split_area (&cp->split)) > plane;
+}
+
 guint64
 gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
-    const CudaSamples * in, const CudaSamples * out)
+    const CudaSamples * in, const CudaSamples * out, gboolean direct)
 {
   const GcvGeometry *g = &plan->geometry;
   const GcvRegionPlane plane = plan->region_plane.frame_width
@@ -83,6 +111,10 @@ gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     split->rect_cost = LAUNCH_COST;
     gcv_region_split_run (split, &s->options, &plane);
   }
+  cp->atlas_direct = cp->atlas && direct
+      && reaches_inside (split, &plane, plan->filter, cp->kw);
+  cp->region_in = *in;
+  cp->region_out = *out;
   return gcv_region_split_area (split);
 }
 
@@ -163,20 +195,21 @@ view (const GcvCudaConv * c, guint x, guint y, guint w, guint h)
  * columns between reaches feed outputs that are not scattered). Not with
  * statistics, whose places are the frame's. The cut decides
  * (atlas_fits()). */
-/* Each rectangle's reach copied into the atlas (`in`), or its outputs
- * out of it, at its columns there. */
+/* Each rectangle's reach copied into the atlas (`in`: from `from`, whose
+ * place (dx, dy) is the padded frame's (0, 0)), or its outputs out of it,
+ * at its columns there; `px` bytes a sample. */
 static gboolean
 atlas_copy (const GArray * rects, const GcvCudaConv * c, gboolean in,
-    const CudaSamples * from, const CudaSamples * to, cudaStream_t stream,
-    GError ** error)
+    const CudaSamples * from, guint dx, guint dy, const CudaSamples * to,
+    guint px, cudaStream_t stream, GError ** error)
 {
   const GcvRect *r = (const GcvRect *) rects->data;
-  CopyList l = { from, to, from->step, stream };
+  CopyList l = { from, to, px, stream };
   guint x = 0;
 
   for (guint i = 0; i < rects->len; x += atlas_columns (&r[i], c->kw), i++)
-    if (!(in ? copy_add (&l, r[i].x, r[i].y, x, 0, r[i].width + c->kw - 1,
-                r[i].height + c->kh - 1, error)
+    if (!(in ? copy_add (&l, r[i].x - dx, r[i].y - dy, x, 0,
+                r[i].width + c->kw - 1, r[i].height + c->kh - 1, error)
             : copy_add (&l, x, 0, r[i].x, r[i].y, r[i].width, r[i].height,
                 error)))
       return FALSE;
@@ -192,6 +225,8 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   CudaSlot *s = &cp->slots[slot];
   const guint px = (guint) gcv_cuda_pixel_size (c->in);
   const guint out_px = (guint) gcv_cuda_out_size (c->out);
+  const gboolean beside = copies_whole (cp, plan)
+      && !same_samples (&cp->region_in, &cp->region_out);
   guint columns = 0, height = 0;
   gsize in_bytes, out_pitch;
   GcvCudaConv a = *c;
@@ -212,13 +247,27 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   a.dst_pitch = out_pitch;
   a.width = (int) (columns - atlas_columns (last, c->kw)) + last->width;
   a.height = (int) height;
-  return atlas_copy (rects, c, TRUE, &(CudaSamples) { (guint8 *) c->src,
-          c->src_pitch, px }, &(CudaSamples) { s->d_atlas, a.src_pitch, px },
-      s->stream, error)
+  /* the frame's copy, where it is whole, beside the reaches and the
+   * filter, which write elsewhere; the outputs after both */
+  if (beside && (!gcv_cuda_slot_ensure_side (s, error)
+          || !CHECK (cudaEventRecord (s->fork, s->stream), OP_OTHER)
+          || !CHECK (cudaStreamWaitEvent (s->side, s->fork, 0), OP_OTHER)
+          || !copy_plane (&cp->region_out, &cp->region_in,
+              gcv_format_pixel_size (plan->geometry.in_format),
+              plan->geometry.width, plan->geometry.height, s->side, error)
+          || !CHECK (cudaEventRecord (s->join, s->side), OP_OTHER)))
+    return FALSE;
+  return atlas_copy (rects, c, TRUE, cp->atlas_direct ? &cp->region_in
+      : &(CudaSamples) { (guint8 *) c->src, c->src_pitch, px },
+      cp->atlas_direct ? plan->filter->ax : 0,
+      cp->atlas_direct ? plan->filter->ay : 0,
+      &(CudaSamples) { s->d_atlas, a.src_pitch, px }, px, s->stream, error)
       && gcv_cuda_launch (cp, plan, slot, &a, TRUE, error)
+      && (!beside || CHECK (cudaStreamWaitEvent (s->stream, s->join, 0),
+          OP_OTHER))
       && atlas_copy (rects, c, FALSE, &(CudaSamples) { a.dst, out_pitch,
-          out_px }, &(CudaSamples) { c->dst, c->dst_pitch, out_px },
-      s->stream, error);
+          out_px }, 0, 0, &(CudaSamples) { c->dst, c->dst_pitch, out_px },
+      out_px, s->stream, error);
 }
 
 gboolean
@@ -264,18 +313,15 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   const GcvRegionSplit *split = &cp->split;
   const GcvGeometry *g = &plan->geometry;
   const guint px = gcv_format_pixel_size (g->in_format);
-  const guint64 plane = (guint64) g->width * g->height;
-  /* the copied area is most of the frame: one copy of it all first, the
-   * filtered rectangles written over it */
-  const gboolean whole = !split->merged
-      && 2 * (plane - gcv_region_split_area (split)) > plane;
+  const gboolean whole = copies_whole (cp, plan);
   CopyList l = { in, out, px, s->stream };
 
   if (same_samples (in, out))
     return TRUE;                /* the output is on the input */
+  /* (the atlas copies the whole frame beside its launches) */
   if (before)
-    return !whole || copy_plane (out, in, px, g->width, g->height,
-        s->stream, error);
+    return !whole || cp->atlas || copy_plane (out, in, px, g->width,
+        g->height, s->stream, error);
   if (whole)
     return TRUE;
   if (split->merged) {
