@@ -26,9 +26,10 @@ bench_stats_from (double *ms, guint n, BenchStats * stats)
   stats->median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }
 
-void
-bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
-    gpointer user, guint warmup, guint runs, BenchStats * stats)
+static void
+time_runs (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
+    gpointer user, guint warmup, guint runs, guint hold_us,
+    BenchStats * stats)
 {
   cudaEvent_t start, stop;
   double *ms = g_new (double, MAX (runs, 1));
@@ -37,6 +38,8 @@ bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
   BENCH_CUDA (cudaEventCreate (&stop));
   for (guint i = 0; i < warmup + runs; i++) {
     float t = 0.0f;
+    if (hold_us)
+      BENCH_CUDA (bench_hold (stream, hold_us));
     BENCH_CUDA (cudaEventRecord (start, stream));
     enqueue (user);
     BENCH_CUDA (cudaEventRecord (stop, stream));
@@ -51,4 +54,19 @@ bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
   BENCH_CUDA (cudaEventDestroy (stop));
   bench_stats_from (ms, runs, stats);
   g_free (ms);
+}
+
+void
+bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
+    gpointer user, guint warmup, guint runs, BenchStats * stats)
+{
+  time_runs (stream, enqueue, finish, user, warmup, runs, 0, stats);
+}
+
+void
+bench_time_held (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
+    gpointer user, guint warmup, guint runs, guint hold_us,
+    BenchStats * stats)
+{
+  time_runs (stream, enqueue, finish, user, warmup, runs, hold_us, stats);
 }

@@ -25,6 +25,16 @@ typedef void (*BenchFn) (gpointer user);
 void bench_time (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
     gpointer user, guint warmup, guint runs, BenchStats * stats);
 
+/* The same, each run queued behind bench_hold() of `hold_us`
+ * microseconds (longer than the host takes to queue a run): the GPU's
+ * own time for the run, where bench_time() counts the gaps in which the
+ * GPU waits for the host to queue more too. */
+void bench_time_held (cudaStream_t stream, BenchFn enqueue, BenchFn finish,
+    gpointer user, guint warmup, guint runs, guint hold_us,
+    BenchStats * stats);
+/* hold.cu: keeps `stream` busy for `usec` microseconds. */
+cudaError_t bench_hold (cudaStream_t stream, unsigned int usec);
+
 /* Median, minimum and maximum of n samples (sorts them). */
 void bench_stats_from (double *ms, guint n, BenchStats * stats);
 
