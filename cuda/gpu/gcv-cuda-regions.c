@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Privacy regions on the CUDA backend (docs/regions.md). The frame is
  * uploaded whole and its halo made as for any frame, since a region's
- * edge reads the picture around it. The plane is cut by the engine's one
+ * edge reads the picture around it (but see the atlas). The plane is cut by the engine's one
  * cut (gcv-regions.c), and the chosen family runs on each filtered
  * rectangle as a view of the padded frame and of the output: every family
  * reads relative to its source pointer, so a view filters exactly what the
  * whole frame gives there, and its statistics' places are moved by the
  * rectangle's corner into the frame's. Small rectangles go side by side
- * into a frame of their own, filtered by one launch (the atlas, below).
+ * into a frame of their own, filtered by one launch (the atlas, below),
+ * read from a device frame where it lies when they can be (no upload or
+ * halo then).
  * The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
