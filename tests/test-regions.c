@@ -109,6 +109,21 @@ random_params (GRand * r, RefParams * p, RefBorder border, gboolean rank1)
   return k;
 }
 
+/* Three small regions well inside a w x h frame, a few percent of it
+ * (which the CUDA backend filters side by side: test_regions_small). */
+static guint
+small_regions (guint w, guint h, gint * rects)
+{
+  const gint v[12] = { (gint) w / 8, (gint) h / 4, (gint) MAX (w / 20, 3),
+    (gint) MAX (h / 8, 3), (gint) w / 2, (gint) h / 8, (gint) MAX (w / 16, 4),
+    (gint) MAX (h / 6, 3), (gint) (3 * w / 4), (gint) h / 2,
+    (gint) MAX (w / 24, 2), (gint) MAX (h / 5, 3)
+  };
+
+  memcpy (rects, v, sizeof (v));
+  return 3;
+}
+
 /* One frame: regions from the property, each mode, each format and
  * border, random kernels, padded strides, frames crossing several of the
  * CPU engine's bands and strips. */
@@ -467,8 +482,9 @@ GST_START_TEST (test_regions_planar)
 GST_END_TEST;
 
 /* GRAY16_LE, RGB and P010_10LE (planes=all): each mode with the
- * awkward regions, filtered samples against the reference, the others the
- * input's bytes exactly. P010's input words carry low bits: the copied
+ * awkward regions and inside with small ones (side by side on the CUDA
+ * backend: its narrowing after the atlas), filtered samples against the
+ * reference, the others the input's bytes exactly. P010's input words carry low bits: the copied
  * area keeps them, the filtered one stores the low bits zero. */
 GST_START_TEST (test_regions_formats)
 {
@@ -481,7 +497,10 @@ GST_START_TEST (test_regions_formats)
   GRand *r = ref_rand_new_seeded ("test_regions_formats", 77);
 
   for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
-    for (guint mode = 1; mode <= 2; mode++) {
+    for (guint c = 0; c < 3; c++) {
+      /* inside and outside with awkward regions, then inside with small
+       * ones */
+      const guint mode = c == 2 ? 1 : c + 1;
       const GcvFormat fmt = formats[f];
       const gboolean p010 = fmt == GCV_FORMAT_P010_10LE;
       const guint w = sizes[f][0], hgt = sizes[f][1], n_planes = p010 ? 3 : 1;
@@ -489,7 +508,8 @@ GST_START_TEST (test_regions_formats)
         NULL
       };
       gint rects[4 * 10];
-      const guint n = awkward_regions (r, w, hgt, rects);
+      const guint n = c == 2 ? small_regions (w, hgt, rects)
+          : awkward_regions (r, w, hgt, rects);
       RefParams p;
       GcvFilterDesc d;
       gfloat *taps;
