@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Privacy regions on the CUDA backend (docs/regions.md). The frame is
  * uploaded whole and its halo made as for any frame, since a region's
- * edge reads the picture around it (but see the atlas). The plane is cut by the engine's one
- * cut (gcv-regions.c), and the chosen family runs on each filtered
- * rectangle as a view of the padded frame and of the output: every family
- * reads relative to its source pointer, so a view filters exactly what the
- * whole frame gives there, and its statistics' places are moved by the
- * rectangle's corner into the frame's. Small rectangles go side by side
- * into a frame of their own, filtered by one launch (the atlas, below),
- * read from a device frame where it lies when they can be (no upload or
- * halo then).
- * The copied area gets the input's
+ * edge reads the picture around it (but see the atlas). The plane is cut
+ * by the engine's one cut (gcv-regions.c), and the chosen family runs on
+ * each filtered rectangle as a view of the padded frame and of the
+ * output: every family reads relative to its source pointer, so a view
+ * filters exactly what the whole frame gives there, and its statistics'
+ * places are moved by the rectangle's corner into the frame's. Small
+ * rectangles go side by side into a frame of their own, filtered by one
+ * launch (the atlas, below), read from a device frame where it lies when
+ * they can be (no upload or halo then). The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
  * one launch; a merged cut (the whole plane filtered where the rectangles
@@ -186,17 +185,6 @@ view (const GcvCudaConv * c, guint x, guint y, guint w, guint h)
   return v;
 }
 
-/* Launches cost more than the samples of small rectangles, so where the
- * filtered rectangles are a small part of the frame they are filtered
- * side by side, in one frame of their own (the atlas): each one's reach
- * (the rectangle and the kernel's halo) gathered from the padded frame at
- * a column of the atlas that is a multiple of 4, the atlas filtered by one
- * launch of the chosen family, and each rectangle's outputs scattered
- * back into the frame's; three launches in all. A rectangle's outputs read
- * only its own reach, so they are what a view of the frame gives (the
- * columns between reaches feed outputs that are not scattered). Not with
- * statistics, whose places are the frame's. The cut decides
- * (atlas_fits()). */
 /* Each rectangle's reach copied into the atlas (`in`: from `from`, whose
  * place (dx, dy) is the padded frame's (0, 0)), or its outputs out of it,
  * at its columns there; `px` bytes a sample. */
@@ -218,6 +206,17 @@ atlas_copy (const GArray * rects, const GcvCudaConv * c, gboolean in,
   return copy_flush (&l, error);
 }
 
+/* Launches cost more than the samples of small rectangles, so where the
+ * filtered rectangles are a small part of the frame they are filtered
+ * side by side, in one frame of their own (the atlas): each one's reach
+ * (the rectangle and the kernel's halo) gathered from the padded frame at
+ * a column of the atlas that is a multiple of 4, the atlas filtered by one
+ * launch of the chosen family, and each rectangle's outputs scattered
+ * back into the frame's; three launches in all. A rectangle's outputs read
+ * only its own reach, so they are what a view of the frame gives (the
+ * columns between reaches feed outputs that are not scattered). Not with
+ * statistics, whose places are the frame's. The cut decides
+ * (atlas_fits()). */
 static gboolean
 atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
     const GcvCudaConv * c, GError ** error)
