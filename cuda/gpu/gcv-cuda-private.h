@@ -66,10 +66,6 @@ typedef struct {
   float *d_taps, *h_taps;       /* large kernels: taps in device memory */
   void *d_atlas;                /* privacy regions filtered side by side
                                  * (gcv-cuda-regions.c) */
-  /* a second stream, forked from and joined to `stream` by the events:
-   * the copy of a frame beside the atlas's launches */
-  cudaStream_t side;
-  cudaEvent_t fork, join;
   /* bytes each of the above holds */
   gsize pad_size, raw_size, tmp_size, out_size, taps_size, atlas_size;
   guint taps_serial;            /* which filter d_taps holds */
@@ -163,11 +159,9 @@ gboolean gcv_cuda_slot_ensure (CudaPlan * cp, CudaSlot * s, guint what,
     GError ** error);
 gboolean gcv_cuda_slot_has (const CudaPlan * cp, const CudaSlot * s,
     guint what);
-/* The slot's atlas holds at least `bytes` (grown, zeroed once); its side
- * stream and events (made once). */
+/* The slot's atlas holds at least `bytes` (grown, zeroed once). */
 gboolean gcv_cuda_slot_ensure_atlas (CudaSlot * s, gsize bytes,
     GError ** error);
-gboolean gcv_cuda_slot_ensure_side (CudaSlot * s, GError ** error);
 /* What frames of the filter need of the slot buffers, and every slot's
  * buffers that every frame needs, made at plan set-up or when the halo
  * grows. */

@@ -12,7 +12,8 @@
  * they can be (no upload or halo then). The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
- * one launch; a merged cut (the whole plane filtered where the rectangles
+ * one launch (with the atlas, its rectangles before the atlas's
+ * launches); a merged cut (the whole plane filtered where the rectangles
  * would cost more) gets its holes back the same way after the launch. */
 #include "gcv-cuda-private.h"
 
@@ -168,6 +169,35 @@ copy_add (CopyList * l, guint x, guint y, guint to_x, guint to_y, guint w,
   return l->n < GCV_CUDA_COPY_RECTS || copy_flush (l, error);
 }
 
+/* The copied area of the cut, `in` into `out` on `stream`: a merged cut's
+ * holes and the copied rectangles, one launch. */
+static gboolean
+copy_area (const GcvRegionSplit * split, const CudaSamples * in,
+    const CudaSamples * out, guint px, cudaStream_t stream, GError ** error)
+{
+  CopyList l = { in, out, px, stream };
+
+  if (split->merged) {
+    const GcvRegionSpan *holes = (const GcvRegionSpan *) split->holes->data;
+    for (guint k = 0; k + 1 < split->hole_ys->len; k++) {
+      const guint y0 = g_array_index (split->hole_ys, guint, k),
+          y1 = g_array_index (split->hole_ys, guint, k + 1),
+          end = g_array_index (split->hole_first, guint, k + 1);
+      for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
+        if (!copy_add (&l, holes[j].x0, y0, holes[j].x0, y0,
+                holes[j].x1 - holes[j].x0, y1 - y0, error))
+          return FALSE;
+    }
+  }
+  for (guint i = 0; i < split->copied->len; i++) {
+    const GcvRect *r = &g_array_index (split->copied, GcvRect, i);
+    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->x,
+            (guint) r->y, (guint) r->width, (guint) r->height, error))
+      return FALSE;
+  }
+  return copy_flush (&l, error);
+}
+
 /* `c` on the rectangle of w x h outputs at (x, y) of the frame: the padded
  * input and the output from that corner, the places from the frame's. */
 static GcvCudaConv
@@ -226,8 +256,6 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   CudaSlot *s = &cp->slots[slot];
   const guint px = (guint) gcv_cuda_pixel_size (c->in);
   const guint out_px = (guint) gcv_cuda_out_size (c->out);
-  const gboolean beside = copies_whole (cp, plan)
-      && !same_samples (&cp->region_in, &cp->region_out);
   guint columns = 0, height = 0;
   gsize in_bytes, out_pitch;
   GcvCudaConv a = *c;
@@ -248,24 +276,18 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   a.dst_pitch = out_pitch;
   a.width = (int) (columns - atlas_columns (last, c->kw)) + last->width;
   a.height = (int) height;
-  /* the frame's copy, where it is whole, beside the reaches and the
-   * filter, which write elsewhere; the outputs after both */
-  if (beside && (!gcv_cuda_slot_ensure_side (s, error)
-          || !CHECK (cudaEventRecord (s->fork, s->stream), OP_OTHER)
-          || !CHECK (cudaStreamWaitEvent (s->side, s->fork, 0), OP_OTHER)
-          || !copy_plane (&cp->region_out, &cp->region_in,
-              gcv_format_pixel_size (plan->geometry.in_format),
-              plan->geometry.width, plan->geometry.height, s->side, error)
-          || !CHECK (cudaEventRecord (s->join, s->side), OP_OTHER)))
-    return FALSE;
-  return atlas_copy (rects, c, TRUE, cp->atlas_direct ? &cp->region_in
+  /* the copied area first, one launch on the slot's stream (on a second
+   * stream beside the others it measured no faster: performance.md) */
+  return (same_samples (&cp->region_in, &cp->region_out)
+      || copy_area (&cp->split, &cp->region_in, &cp->region_out,
+          gcv_format_pixel_size (plan->geometry.in_format), s->stream,
+          error))
+      && atlas_copy (rects, c, TRUE, cp->atlas_direct ? &cp->region_in
       : &(CudaSamples) { (guint8 *) c->src, c->src_pitch, px },
       cp->atlas_direct ? plan->filter->ax : 0,
       cp->atlas_direct ? plan->filter->ay : 0,
       &(CudaSamples) { s->d_atlas, a.src_pitch, px }, px, s->stream, error)
       && gcv_cuda_launch (cp, plan, slot, &a, TRUE, error)
-      && (!beside || CHECK (cudaStreamWaitEvent (s->stream, s->join, 0),
-          OP_OTHER))
       && atlas_copy (rects, c, FALSE, &(CudaSamples) { a.dst, out_pitch,
           out_px }, 0, 0, &(CudaSamples) { c->dst, c->dst_pitch, out_px },
       out_px, s->stream, error);
@@ -311,37 +333,15 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     const CudaSamples * in, const CudaSamples * out, gboolean before,
     GError ** error)
 {
-  const GcvRegionSplit *split = &cp->split;
   const GcvGeometry *g = &plan->geometry;
   const guint px = gcv_format_pixel_size (g->in_format);
   const gboolean whole = copies_whole (cp, plan);
-  CopyList l = { in, out, px, s->stream };
 
-  if (same_samples (in, out))
-    return TRUE;                /* the output is on the input */
-  /* (the atlas copies the whole frame beside its launches) */
-  if (before)
-    return !whole || cp->atlas || copy_plane (out, in, px, g->width,
-        g->height, s->stream, error);
-  if (whole)
+  /* the output on the input; or the atlas, which copies its own */
+  if (same_samples (in, out) || cp->atlas)
     return TRUE;
-  if (split->merged) {
-    const GcvRegionSpan *holes = (const GcvRegionSpan *) split->holes->data;
-    for (guint k = 0; k + 1 < split->hole_ys->len; k++) {
-      const guint y0 = g_array_index (split->hole_ys, guint, k),
-          y1 = g_array_index (split->hole_ys, guint, k + 1),
-          end = g_array_index (split->hole_first, guint, k + 1);
-      for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
-        if (!copy_add (&l, holes[j].x0, y0, holes[j].x0, y0,
-                holes[j].x1 - holes[j].x0, y1 - y0, error))
-          return FALSE;
-    }
-  }
-  for (guint i = 0; i < split->copied->len; i++) {
-    const GcvRect *r = &g_array_index (split->copied, GcvRect, i);
-    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->x,
-            (guint) r->y, (guint) r->width, (guint) r->height, error))
-      return FALSE;
-  }
-  return copy_flush (&l, error);
+  if (before)
+    return !whole || copy_plane (out, in, px, g->width, g->height,
+        s->stream, error);
+  return whole || copy_area (&cp->split, in, out, px, s->stream, error);
 }

@@ -108,17 +108,6 @@ gcv_cuda_slot_ensure_atlas (CudaSlot * s, gsize bytes, GError ** error)
 }
 
 gboolean
-gcv_cuda_slot_ensure_side (CudaSlot * s, GError ** error)
-{
-  return (s->side || CHECK (cudaStreamCreateWithFlags (&s->side,
-              cudaStreamNonBlocking), OP_OTHER))
-      && (s->fork || CHECK (cudaEventCreateWithFlags (&s->fork,
-              cudaEventDisableTiming), OP_OTHER))
-      && (s->join || CHECK (cudaEventCreateWithFlags (&s->join,
-              cudaEventDisableTiming), OP_OTHER));
-}
-
-gboolean
 gcv_cuda_slot_has (const CudaPlan * cp, const CudaSlot * s, guint what)
 {
   return (!(what & BUF_INPUT) || (s->pad_size >= cp->pad_bytes
@@ -227,14 +216,6 @@ gcv_cuda_slots_free (CudaPlan * cp)
 {
   for (guint i = 0; i < cp->n_slots; i++) {
     CudaSlot *s = &cp->slots[i];
-    if (s->side) {
-      cudaStreamSynchronize (s->side);
-      cudaStreamDestroy (s->side);
-    }
-    if (s->fork)
-      cudaEventDestroy (s->fork);
-    if (s->join)
-      cudaEventDestroy (s->join);
     if (s->stream) {
       cudaStreamSynchronize (s->stream);
       slot_free_buffers (s);

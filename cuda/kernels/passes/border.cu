@@ -100,20 +100,23 @@ copy_samples_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
 
 /* A copy launch's rectangles, in its parameters: each one's first block
  * of the launch and its blocks a row; a block finds its rectangle by
- * these, so that the blocks follow the rectangles' areas. */
-constexpr int COPY_BX = 64, COPY_BY = 4;
+ * these, so that the blocks follow the rectangles' areas. Packed samples
+ * are copied as bytes, 16 a thread: where a rectangle's rows start at the
+ * same place of 16 bytes in source and destination (`lead`, else -1),
+ * the whole 16 of a thread are one vector. */
+constexpr int COPY_BX = 64, COPY_BY = 4, COPY_VEC = 16;
 
 struct CopyRects {
-  int n;
   int first[GCV_CUDA_COPY_RECTS + 1];
   int across[GCV_CUDA_COPY_RECTS];
+  int lead[GCV_CUDA_COPY_RECTS];
   GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
 };
 
 __global__ void
 copy_rects_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
     const unsigned char *src, size_t src_pitch, int src_step, int size,
-    const __grid_constant__ CopyRects r)
+    bool packed, const __grid_constant__ CopyRects r)
 {
   const int block = blockIdx.x;
   int i = 0;
@@ -123,12 +126,27 @@ copy_rects_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
   const int b = block - r.first[i];
   const int x = (b % r.across[i]) * COPY_BX + threadIdx.x;
   const int y = (b / r.across[i]) * COPY_BY + threadIdx.y;
-  if (x >= q.width || y >= q.height)
+  if (y >= q.height)
     return;
-  unsigned char *to = dst + (size_t) (q.to_y + y) * dst_pitch
-      + (size_t) (q.to_x + x) * dst_step;
-  const unsigned char *from = src + (size_t) (q.from_y + y) * src_pitch
-      + (size_t) (q.from_x + x) * src_step;
+  unsigned char *to = dst + (size_t) (q.to_y + y) * dst_pitch;
+  const unsigned char *from = src + (size_t) (q.from_y + y) * src_pitch;
+  if (packed) {
+    const int lead = r.lead[i];
+    const int x0 = x * COPY_VEC - max (lead, 0);
+    to += q.to_x;
+    from += q.from_x;
+    if (lead >= 0 && x0 >= 0 && x0 + COPY_VEC <= q.width) {
+      *(uint4 *) (to + x0) = __ldg ((const uint4 *) (from + x0));
+      return;
+    }
+    for (int k = max (x0, 0); k < min (x0 + COPY_VEC, q.width); k++)
+      to[k] = __ldg (from + k);
+    return;
+  }
+  if (x >= q.width)
+    return;
+  to += (size_t) (q.to_x + x) * dst_step;
+  from += (size_t) (q.from_x + x) * src_step;
   for (int k = 0; k < size; k++)
     to[k] = __ldg (from + k);
 }
@@ -203,30 +221,41 @@ gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
     const void *src, size_t src_pitch, int src_step, int size,
     const GcvCudaRect * rects, int n, cudaStream_t stream)
 {
-  /* packed samples are copied as bytes: a thread a byte */
-  const int bytes = dst_step == size && src_step == size ? size : 1;
+  const bool packed = dst_step == size && src_step == size;
+  /* rows keep their place in 16 bytes only with pitches of whole vectors */
+  const bool rows_keep = dst_pitch % COPY_VEC == 0
+      && src_pitch % COPY_VEC == 0;
   CopyRects r;
   int blocks = 0;
 
   if (n < 0 || n > GCV_CUDA_COPY_RECTS)
     return cudaErrorInvalidValue;
-  r.n = n;
   for (int i = 0; i < n; i++) {
     GcvCudaRect q = rects[i];
-    q.from_x *= bytes;
-    q.to_x *= bytes;
-    q.width *= bytes;
+    int columns = q.width;
+    r.lead[i] = -1;
+    if (packed) {
+      const uintptr_t from = (uintptr_t) src + (size_t) q.from_y * src_pitch
+          + (size_t) q.from_x * size;
+      const uintptr_t to = (uintptr_t) dst + (size_t) q.to_y * dst_pitch
+          + (size_t) q.to_x * size;
+      q.from_x *= size;
+      q.to_x *= size;
+      q.width *= size;
+      if (rows_keep && from % COPY_VEC == to % COPY_VEC)
+        r.lead[i] = (int) (from % COPY_VEC);
+      columns = div_up (max (r.lead[i], 0) + q.width, COPY_VEC);
+    }
     r.rect[i] = q;
     r.first[i] = blocks;
-    r.across[i] = (int) div_up (q.width, COPY_BX);
+    r.across[i] = (int) div_up (columns, COPY_BX);
     blocks += r.across[i] * (int) div_up (q.height, COPY_BY);
   }
   r.first[n] = blocks;
   if (blocks == 0)
     return cudaSuccess;
   copy_rects_kernel <<<blocks, dim3 (COPY_BX, COPY_BY), 0, stream>>> (
-      (unsigned char *) dst, dst_pitch, bytes > 1 ? 1 : dst_step,
-      (const unsigned char *) src, src_pitch, bytes > 1 ? 1 : src_step,
-      bytes > 1 ? 1 : size, r);
+      (unsigned char *) dst, dst_pitch, dst_step, (const unsigned char *) src,
+      src_pitch, src_step, size, packed, r);
   return cudaGetLastError ();
 }
