@@ -120,28 +120,10 @@ gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   return gcv_region_split_area (split);
 }
 
-/* The whole plane of `in` into `out`, `px` bytes a sample: rows at once
- * where both are packed, else as one rectangle. */
-static gboolean
-copy_plane (const CudaSamples * out, const CudaSamples * in, guint px,
-    guint w, guint h, cudaStream_t stream, GError ** error)
-{
-  if (out->step == px && in->step == px)
-    return CHECK (cudaMemcpy2DAsync (out->data, out->stride, in->data,
-            in->stride, (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream),
-        OP_COPY);
-  return CHECK (gcv_cuda_copy_rects (out->data, out->stride, (int) out->step,
-          in->data, in->stride, (int) in->step, (int) px,
-          &(GcvCudaRect) { 0, 0, 0, 0, (int) w, (int) h }, 1, stream),
-      OP_LAUNCH);
-}
-
-/* Rectangles of `in` copied into `out`, gathered for one launch. */
+/* Rectangles copied by one launch, gathered. */
 typedef struct {
-  const CudaSamples *in, *out;
-  guint px;
   cudaStream_t stream;
-  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
+  GcvCudaCopy rect[GCV_CUDA_COPY_RECTS];
   int n;
 } CopyList;
 
@@ -151,32 +133,49 @@ copy_flush (CopyList * l, GError ** error)
   const int n = l->n;
 
   l->n = 0;
-  return n == 0 || CHECK (gcv_cuda_copy_rects (l->out->data, l->out->stride,
-          (int) l->out->step, l->in->data, l->in->stride, (int) l->in->step,
-          (int) l->px, l->rect, n, l->stream), OP_LAUNCH);
+  return n == 0 || CHECK (gcv_cuda_copy_rects (l->rect, n, l->stream),
+      OP_LAUNCH);
 }
 
-/* w x h samples at (x, y) of `in` to (to_x, to_y) of `out` */
+/* w x h samples of `px` bytes at (x, y) of `in` to (to_x, to_y) of `out` */
 static gboolean
-copy_add (CopyList * l, guint x, guint y, guint to_x, guint to_y, guint w,
+copy_add (CopyList * l, const CudaSamples * in, guint x, guint y,
+    const CudaSamples * out, guint to_x, guint to_y, guint px, guint w,
     guint h, GError ** error)
 {
   if (w == 0 || h == 0)
     return TRUE;
-  l->rect[l->n++] = (GcvCudaRect) { (int) x, (int) y, (int) to_x,
-    (int) to_y, (int) w, (int) h
+  l->rect[l->n++] = (GcvCudaCopy) {
+    (const guint8 *) in->data + (gsize) y * in->stride + (gsize) x * in->step,
+    (guint8 *) out->data + (gsize) to_y * out->stride
+        + (gsize) to_x * out->step, in->stride, out->stride, (int) in->step,
+    (int) out->step, (int) px, (int) w, (int) h
   };
   return l->n < GCV_CUDA_COPY_RECTS || copy_flush (l, error);
 }
 
-/* The copied area of the cut, `in` into `out` on `stream`: a merged cut's
- * holes and the copied rectangles, one launch. */
+/* The whole plane of `in` into `out`, `px` bytes a sample: rows at once
+ * where both are packed, else as one rectangle. */
 static gboolean
-copy_area (const GcvRegionSplit * split, const CudaSamples * in,
-    const CudaSamples * out, guint px, cudaStream_t stream, GError ** error)
+copy_plane (const CudaSamples * out, const CudaSamples * in, guint px,
+    guint w, guint h, cudaStream_t stream, GError ** error)
 {
-  CopyList l = { in, out, px, stream };
+  CopyList l = { stream };
 
+  if (out->step == px && in->step == px)
+    return CHECK (cudaMemcpy2DAsync (out->data, out->stride, in->data,
+            in->stride, (gsize) w * px, h, cudaMemcpyDeviceToDevice, stream),
+        OP_COPY);
+  return copy_add (&l, in, 0, 0, out, 0, 0, px, w, h, error)
+      && copy_flush (&l, error);
+}
+
+/* The copied area of the cut, `in` into `out`, added to `l`: a merged
+ * cut's holes and the copied rectangles. */
+static gboolean
+copy_area (CopyList * l, const GcvRegionSplit * split, const CudaSamples * in,
+    const CudaSamples * out, guint px, GError ** error)
+{
   if (split->merged) {
     const GcvRegionSpan *holes = (const GcvRegionSpan *) split->holes->data;
     for (guint k = 0; k + 1 < split->hole_ys->len; k++) {
@@ -184,18 +183,18 @@ copy_area (const GcvRegionSplit * split, const CudaSamples * in,
           y1 = g_array_index (split->hole_ys, guint, k + 1),
           end = g_array_index (split->hole_first, guint, k + 1);
       for (guint j = g_array_index (split->hole_first, guint, k); j < end; j++)
-        if (!copy_add (&l, holes[j].x0, y0, holes[j].x0, y0,
+        if (!copy_add (l, in, holes[j].x0, y0, out, holes[j].x0, y0, px,
                 holes[j].x1 - holes[j].x0, y1 - y0, error))
           return FALSE;
     }
   }
   for (guint i = 0; i < split->copied->len; i++) {
     const GcvRect *r = &g_array_index (split->copied, GcvRect, i);
-    if (!copy_add (&l, (guint) r->x, (guint) r->y, (guint) r->x,
-            (guint) r->y, (guint) r->width, (guint) r->height, error))
+    if (!copy_add (l, in, (guint) r->x, (guint) r->y, out, (guint) r->x,
+            (guint) r->y, px, (guint) r->width, (guint) r->height, error))
       return FALSE;
   }
-  return copy_flush (&l, error);
+  return TRUE;
 }
 
 /* `c` on the rectangle of w x h outputs at (x, y) of the frame: the padded
@@ -217,23 +216,22 @@ view (const GcvCudaConv * c, guint x, guint y, guint w, guint h)
 
 /* Each rectangle's reach copied into the atlas (`in`: from `from`, whose
  * place (dx, dy) is the padded frame's (0, 0)), or its outputs out of it,
- * at its columns there; `px` bytes a sample. */
+ * at its columns there; `px` bytes a sample; added to `l`. */
 static gboolean
-atlas_copy (const GArray * rects, const GcvCudaConv * c, gboolean in,
-    const CudaSamples * from, guint dx, guint dy, const CudaSamples * to,
-    guint px, cudaStream_t stream, GError ** error)
+atlas_copy (CopyList * l, const GArray * rects, const GcvCudaConv * c,
+    gboolean in, const CudaSamples * from, guint dx, guint dy,
+    const CudaSamples * to, guint px, GError ** error)
 {
   const GcvRect *r = (const GcvRect *) rects->data;
-  CopyList l = { from, to, px, stream };
   guint x = 0;
 
   for (guint i = 0; i < rects->len; x += atlas_columns (&r[i], c->kw), i++)
-    if (!(in ? copy_add (&l, r[i].x - dx, r[i].y - dy, x, 0,
+    if (!(in ? copy_add (l, from, r[i].x - dx, r[i].y - dy, to, x, 0, px,
                 r[i].width + c->kw - 1, r[i].height + c->kh - 1, error)
-            : copy_add (&l, x, 0, r[i].x, r[i].y, r[i].width, r[i].height,
-                error)))
+            : copy_add (l, from, x, 0, to, r[i].x, r[i].y, px, r[i].width,
+                r[i].height, error)))
       return FALSE;
-  return copy_flush (&l, error);
+  return TRUE;
 }
 
 /* Launches cost more than the samples of small rectangles, so where the
@@ -259,6 +257,7 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   guint columns = 0, height = 0;
   gsize in_bytes, out_pitch;
   GcvCudaConv a = *c;
+  CopyList l = { s->stream };
 
   for (guint i = 0; i < rects->len; i++) {
     const GcvRect *r = &g_array_index (rects, GcvRect, i);
@@ -276,21 +275,22 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   a.dst_pitch = out_pitch;
   a.width = (int) (columns - atlas_columns (last, c->kw)) + last->width;
   a.height = (int) height;
-  /* the copied area first, one launch on the slot's stream (on a second
-   * stream beside the others it measured no faster: performance.md) */
+  /* the copied area and the reaches by one launch, both from the input;
+   * the outputs by another after the filter */
   return (same_samples (&cp->region_in, &cp->region_out)
-      || copy_area (&cp->split, &cp->region_in, &cp->region_out,
-          gcv_format_pixel_size (plan->geometry.in_format), s->stream,
-          error))
-      && atlas_copy (rects, c, TRUE, cp->atlas_direct ? &cp->region_in
+      || copy_area (&l, &cp->split, &cp->region_in, &cp->region_out,
+          gcv_format_pixel_size (plan->geometry.in_format), error))
+      && atlas_copy (&l, rects, c, TRUE, cp->atlas_direct ? &cp->region_in
       : &(CudaSamples) { (guint8 *) c->src, c->src_pitch, px },
       cp->atlas_direct ? plan->filter->ax : 0,
       cp->atlas_direct ? plan->filter->ay : 0,
-      &(CudaSamples) { s->d_atlas, a.src_pitch, px }, px, s->stream, error)
+      &(CudaSamples) { s->d_atlas, a.src_pitch, px }, px, error)
+      && copy_flush (&l, error)
       && gcv_cuda_launch (cp, plan, slot, &a, TRUE, error)
-      && atlas_copy (rects, c, FALSE, &(CudaSamples) { a.dst, out_pitch,
+      && atlas_copy (&l, rects, c, FALSE, &(CudaSamples) { a.dst, out_pitch,
           out_px }, 0, 0, &(CudaSamples) { c->dst, c->dst_pitch, out_px },
-      out_px, s->stream, error);
+      out_px, error)
+      && copy_flush (&l, error);
 }
 
 gboolean
@@ -336,6 +336,7 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   const GcvGeometry *g = &plan->geometry;
   const guint px = gcv_format_pixel_size (g->in_format);
   const gboolean whole = copies_whole (cp, plan);
+  CopyList l = { s->stream };
 
   /* the output on the input; or the atlas, which copies its own */
   if (same_samples (in, out) || cp->atlas)
@@ -343,5 +344,6 @@ gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   if (before)
     return !whole || copy_plane (out, in, px, g->width, g->height,
         s->stream, error);
-  return whole || copy_area (&cp->split, in, out, px, s->stream, error);
+  return whole || (copy_area (&l, &cp->split, in, out, px, error)
+      && copy_flush (&l, error));
 }

@@ -135,17 +135,20 @@ cudaError_t gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
     const void *src, size_t src_pitch, int src_step, int width, int height,
     cudaStream_t stream);
 
-/* border.cu: the samples of `n` rectangles (at most GCV_CUDA_COPY_RECTS)
- * of src into dst, each from its place in src to its place in dst,
- * `size` bytes a sample, samples `src_step` and `dst_step` bytes apart:
- * one launch for all of them. */
-#define GCV_CUDA_COPY_RECTS 64
+/* border.cu: `n` rectangles (at most GCV_CUDA_COPY_RECTS) copied, one
+ * launch for all of them, each from its own source to its own
+ * destination (the pointers are its first samples), `size` bytes a
+ * sample, samples `src_step` and `dst_step` bytes apart. */
+#define GCV_CUDA_COPY_RECTS 48
 typedef struct {
-  int from_x, from_y, to_x, to_y, width, height;
-} GcvCudaRect;
-cudaError_t gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
-    const void *src, size_t src_pitch, int src_step, int size,
-    const GcvCudaRect * rects, int n, cudaStream_t stream);
+  const void *src;
+  void *dst;
+  size_t src_pitch, dst_pitch;
+  int src_step, dst_step, size;
+  int width, height;            /* samples, rows */
+} GcvCudaCopy;
+cudaError_t gcv_cuda_copy_rects (const GcvCudaCopy * rects, int n,
+    cudaStream_t stream);
 
 /* direct.cu: one thread per output, everything from global memory. */
 cudaError_t gcv_cuda_direct (const GcvCudaConv * c);

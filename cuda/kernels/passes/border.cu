@@ -98,56 +98,55 @@ copy_samples_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
         __ldg (src + y * src_pitch + (size_t) x * src_step);
 }
 
-/* A copy launch's rectangles, in its parameters: each one's first block
- * of the launch and its blocks a row; a block finds its rectangle by
- * these, so that the blocks follow the rectangles' areas. Packed samples
- * are copied as bytes, 16 a thread: where a rectangle's rows start at the
- * same place of 16 bytes in source and destination (`lead`, else -1),
- * the whole 16 of a thread are one vector. */
+/* A copy launch's rectangles, in its parameters (3 KiB, under the 4 KiB
+ * every driver takes): each one's first block of the launch and its
+ * blocks a row; a block finds its rectangle by these, so that the blocks
+ * follow the rectangles' areas. Packed samples are copied as bytes, 16 a
+ * thread: where a rectangle's rows start at the same place of 16 bytes in
+ * source and destination (`lead`, that place), the 16 are one vector.
+ * Samples a step apart go a sample a thread. */
 constexpr int COPY_BX = 64, COPY_BY = 4, COPY_VEC = 16;
+constexpr int COPY_BYTES = -1, COPY_SAMPLES = -2;
 
 struct CopyRects {
   int first[GCV_CUDA_COPY_RECTS + 1];
   int across[GCV_CUDA_COPY_RECTS];
   int lead[GCV_CUDA_COPY_RECTS];
-  GcvCudaRect rect[GCV_CUDA_COPY_RECTS];
+  GcvCudaCopy rect[GCV_CUDA_COPY_RECTS];
 };
+static_assert (sizeof (CopyRects) <= 4096, "a launch's parameters");
 
 __global__ void
-copy_rects_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
-    const unsigned char *src, size_t src_pitch, int src_step, int size,
-    bool packed, const __grid_constant__ CopyRects r)
+copy_rects_kernel (const __grid_constant__ CopyRects r)
 {
   const int block = blockIdx.x;
   int i = 0;
   while (block >= r.first[i + 1])
     i++;
-  const GcvCudaRect q = r.rect[i];
-  const int b = block - r.first[i];
+  const GcvCudaCopy & q = r.rect[i];
+  const int b = block - r.first[i], lead = r.lead[i];
   const int x = (b % r.across[i]) * COPY_BX + threadIdx.x;
   const int y = (b / r.across[i]) * COPY_BY + threadIdx.y;
   if (y >= q.height)
     return;
-  unsigned char *to = dst + (size_t) (q.to_y + y) * dst_pitch;
-  const unsigned char *from = src + (size_t) (q.from_y + y) * src_pitch;
-  if (packed) {
-    const int lead = r.lead[i];
-    const int x0 = x * COPY_VEC - max (lead, 0);
-    to += q.to_x;
-    from += q.from_x;
-    if (lead >= 0 && x0 >= 0 && x0 + COPY_VEC <= q.width) {
-      *(uint4 *) (to + x0) = __ldg ((const uint4 *) (from + x0));
+  unsigned char *to = (unsigned char *) q.dst + (size_t) y * q.dst_pitch;
+  const unsigned char *from = (const unsigned char *) q.src
+      + (size_t) y * q.src_pitch;
+  if (lead == COPY_SAMPLES) {
+    if (x >= q.width)
       return;
-    }
-    for (int k = max (x0, 0); k < min (x0 + COPY_VEC, q.width); k++)
+    to += (size_t) x * q.dst_step;
+    from += (size_t) x * q.src_step;
+    for (int k = 0; k < q.size; k++)
       to[k] = __ldg (from + k);
     return;
   }
-  if (x >= q.width)
+  const int bytes = q.width * q.size, x0 = x * COPY_VEC - max (lead, 0);
+  if (lead >= 0 && x0 >= 0 && x0 + COPY_VEC <= bytes) {
+    *(uint4 *) (to + x0) = __ldg ((const uint4 *) (from + x0));
     return;
-  to += (size_t) (q.to_x + x) * dst_step;
-  from += (size_t) (q.from_x + x) * src_step;
-  for (int k = 0; k < size; k++)
+  }
+  for (int k = max (x0, 0); k < min (x0 + COPY_VEC, bytes); k++)
     to[k] = __ldg (from + k);
 }
 
@@ -217,34 +216,27 @@ gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
 }
 
 extern "C" cudaError_t
-gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
-    const void *src, size_t src_pitch, int src_step, int size,
-    const GcvCudaRect * rects, int n, cudaStream_t stream)
+gcv_cuda_copy_rects (const GcvCudaCopy * rects, int n, cudaStream_t stream)
 {
-  const bool packed = dst_step == size && src_step == size;
-  /* rows keep their place in 16 bytes only with pitches of whole vectors */
-  const bool rows_keep = dst_pitch % COPY_VEC == 0
-      && src_pitch % COPY_VEC == 0;
   CopyRects r;
   int blocks = 0;
 
   if (n < 0 || n > GCV_CUDA_COPY_RECTS)
     return cudaErrorInvalidValue;
   for (int i = 0; i < n; i++) {
-    GcvCudaRect q = rects[i];
+    const GcvCudaCopy & q = rects[i];
     int columns = q.width;
-    r.lead[i] = -1;
-    if (packed) {
-      const uintptr_t from = (uintptr_t) src + (size_t) q.from_y * src_pitch
-          + (size_t) q.from_x * size;
-      const uintptr_t to = (uintptr_t) dst + (size_t) q.to_y * dst_pitch
-          + (size_t) q.to_x * size;
-      q.from_x *= size;
-      q.to_x *= size;
-      q.width *= size;
-      if (rows_keep && from % COPY_VEC == to % COPY_VEC)
-        r.lead[i] = (int) (from % COPY_VEC);
-      columns = div_up (max (r.lead[i], 0) + q.width, COPY_VEC);
+    if (q.src_step != q.size || q.dst_step != q.size) {
+      r.lead[i] = COPY_SAMPLES;
+    } else {
+      const uintptr_t from = (uintptr_t) q.src, to = (uintptr_t) q.dst;
+      /* rows keep their place in 16 bytes only with pitches of whole
+       * vectors */
+      const bool share = q.src_pitch % COPY_VEC == 0
+          && q.dst_pitch % COPY_VEC == 0 && from % COPY_VEC == to % COPY_VEC;
+      r.lead[i] = share ? (int) (from % COPY_VEC) : COPY_BYTES;
+      columns = div_up ((share ? r.lead[i] : 0) + q.width * q.size,
+          COPY_VEC);
     }
     r.rect[i] = q;
     r.first[i] = blocks;
@@ -254,8 +246,6 @@ gcv_cuda_copy_rects (void *dst, size_t dst_pitch, int dst_step,
   r.first[n] = blocks;
   if (blocks == 0)
     return cudaSuccess;
-  copy_rects_kernel <<<blocks, dim3 (COPY_BX, COPY_BY), 0, stream>>> (
-      (unsigned char *) dst, dst_pitch, dst_step, (const unsigned char *) src,
-      src_pitch, src_step, size, packed, r);
+  copy_rects_kernel <<<blocks, dim3 (COPY_BX, COPY_BY), 0, stream>>> (r);
   return cudaGetLastError ();
 }
