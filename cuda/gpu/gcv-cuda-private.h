@@ -214,13 +214,14 @@ guint64 gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan,
     CudaSlot * s, const CudaSamples * in, const CudaSamples * out,
     gboolean direct);
 /* The chosen family on each filtered rectangle, `c` set for the whole
- * frame, its halo made. */
+ * frame, its halo made (or, with the atlas, on the rectangles side by
+ * side, the copied area copied by the same launches). */
 gboolean gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan,
     guint slot, const GcvCudaConv * c, GError ** error);
 /* The copied area, the input's bytes into the output: before the
  * launches (`before`), the whole frame where the cut has many copied
  * rectangles; after them, the copied rectangles where it has few, or a
- * merged cut's holes. */
+ * merged cut's holes; nothing with the atlas, which copies its own. */
 gboolean gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan,
     CudaSlot * s, const CudaSamples * in, const CudaSamples * out,
     gboolean before, GError ** error);

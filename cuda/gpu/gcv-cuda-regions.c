@@ -12,8 +12,8 @@
  * they can be (no upload or halo then). The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
- * one launch (with the atlas, its rectangles before the atlas's
- * launches); a merged cut (the whole plane filtered where the rectangles
+ * one launch (with the atlas, its rectangles by the launch that gathers
+ * the reaches); a merged cut (the whole plane filtered where the rectangles
  * would cost more) gets its holes back the same way after the launch. */
 #include "gcv-cuda-private.h"
 
