@@ -27,8 +27,9 @@ GCV_API gint gcv_engine_get_device (GcvEngine * engine);
 /* The cudaStream_t that frames of `slot` run on (for timing with events). */
 GCV_API gpointer gcv_plan_get_cuda_stream (GcvPlan * plan, guint slot);
 /* The cudaStream_ts the next frame submitted to `plan` will run on: one, or
- * one per plane (at most 3) for NV12 and I420, whose planes run on plans
- * of their own. Fills up to `n` of `streams` and returns how many there
+ * one per plane (at most 3) for NV12, I420 and P010_10LE, whose planes run
+ * on plans of their own (NV12's and P010's U and V on one where they are
+ * copied, planes=luma). Fills up to `n` of `streams` and returns how many there
  * are; 0 on the CPU backend. Asked before the frame is submitted, they let
  * the caller order the frame's work after other streams' with events. */
 GCV_API guint gcv_plan_get_next_cuda_streams (GcvPlan * plan,

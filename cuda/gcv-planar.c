@@ -11,8 +11,11 @@
  * plane; each is read and written two samples apart (a sample step of 2
  * or 4 bytes), so the two
  * planes fill alternate bytes of the same rows: device frames reach the
- * backend with the step, host frames packed here. The planes of a frame
- * run in the frame's slot, and the frame is done when all of them are.
+ * backend with the step, host frames packed here. Copied (planes=luma),
+ * they go as one: the pairs plane, the interleaved plane as a plane of
+ * twice the chroma width, its packed rows copied whole. The planes of a
+ * frame run in the frame's slot, and the frame is done when all of them
+ * are.
  *
  * gcv-plan.c calls these through the table like a backend's; each plane
  * is a GcvPlan as the backend sees it (its geometry, filter, family,
@@ -39,9 +42,10 @@ typedef struct {
   gboolean out_pending;
 } StepBuffers;
 
-/* The frame in a slot: how many planes are submitted (from Y), and how
- * many of those took statistics. */
+/* The frame in a slot: the plans it runs (Y first), how many of those
+ * are submitted, and how many took statistics. */
 typedef struct {
+  GcvPlan *runs[N_PLANES];
   guint submitted;
   guint with_stats;
   GcvFrameOptions options;      /* set_frame_options()'s, for the submit */
@@ -51,6 +55,7 @@ typedef struct {
 typedef struct {
   GcvEngine *engine;
   GcvPlan *planes[N_PLANES];    /* Y, U, V; U and V NULL to GRAY8/GRAY32F */
+  GcvPlan *pairs;               /* NV12's and P010's U and V copied as one */
   GcvFilter *identity;          /* what planes=luma runs on U and V */
   guint n_slots;
   SlotFrame *slots;
@@ -200,6 +205,7 @@ planar_plan_free (gpointer state)
 
   for (guint i = 0; i < N_PLANES; i++)
     plane_free (p->planes[i]);
+  plane_free (p->pairs);
   for (guint s = 0; s < p->n_slots; s++)
     for (guint i = 0; i < N_PLANES; i++) {
       gcv_engine_host_free (p->engine, p->slots[s].steps[i].in);
@@ -246,6 +252,12 @@ planar_plan_new (gpointer engine, GcvPlan * plan, GError ** error)
         chroma.width, chroma.height, g->width, g->height, 1
       };
     }
+    /* a U and V pair a sample each: the identity copies it whatever the
+     * regions, so they are not given it */
+    chroma.width *= 2;
+    if (g->in_format != GCV_FORMAT_I420 && !(p->pairs = plane_new (plan,
+                &chroma, p->identity, GCV_FAMILY_AUTO, NULL, error)))
+      goto fail;
   }
   report (p, plan);
   return p;
@@ -267,17 +279,22 @@ planar_plan_set_filter (gpointer state, GcvPlan * plan, GError ** error)
   return TRUE;
 }
 
-/* Plane i (0: Y, 1: U, 2: V) of a frame, as a one-plane image with the
- * step between its samples in bytes (0: packed). */
+/* Plane i (0: Y, 1: U, 2: V; 1 of `pairs`: NV12's or P010's U and V
+ * plane whole) of a frame, as a one-plane image with the step between its
+ * samples in bytes (0: packed). */
 static GcvImage
-plane_of (const GcvImage * img, GcvFormat format, guint i, guint * step)
+plane_of (const GcvImage * img, GcvFormat format, guint i, gboolean pairs,
+    guint * step)
 {
   GcvImage plane = { img->data, img->stride, img->on_device };
 
   *step = 0;
   if (i == 0)
     return plane;
-  if (format != GCV_FORMAT_I420) {
+  if (pairs) {
+    plane.data = img->chroma[0];
+    plane.stride = img->chroma_stride[0];
+  } else if (format != GCV_FORMAT_I420) {
     /* NV12, P010_10LE: U and V in turn, a sample each */
     const guint px = gcv_format_pixel_size (format);
     plane.data = (guint8 *) img->chroma[0] + (i - 1) * px;
@@ -377,7 +394,7 @@ wait_planes (Planar * p, guint slot, GError ** error)
   gboolean ok = TRUE;
 
   for (guint i = 0; i < frame->submitted; i++) {
-    GcvPlan *plane = p->planes[i];
+    GcvPlan *plane = frame->runs[i];
     StepBuffers *b = &frame->steps[i];
     if (!plane->kind->wait (plane->state, plane, slot, ok ? error : NULL)) {
       ok = FALSE;
@@ -392,6 +409,22 @@ wait_planes (Planar * p, guint slot, GError ** error)
   }
   frame->submitted = 0;
   return ok;
+}
+
+/* The plans a frame runs, Y first, into `runs`; how many. U and V
+ * filtered, or copied: as one where they are interleaved. */
+static guint
+frame_plans (Planar * p, GcvPlan ** runs)
+{
+  guint n = 0;
+
+  runs[n++] = p->planes[0];
+  if (p->pairs && p->planes[0]->filter->planes == GCV_PLANES_LUMA)
+    runs[n++] = p->pairs;
+  else
+    for (guint i = 1; i < N_PLANES && p->planes[i]; i++)
+      runs[n++] = p->planes[i];
+  return n;
 }
 
 /* Planes filtered: Y alone, or Y, U and V. */
@@ -423,22 +456,29 @@ planar_submit (gpointer state, GcvPlan * plan, guint slot,
 {
   Planar *p = state;
   SlotFrame *frame = &p->slots[slot];
+  const guint n_runs = frame_plans (p, frame->runs);
 
   frame->submitted = 0;
   frame->with_stats = frame->options.statistics ?
       stats_planes (p, plan->filter) : 0;
-  for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
-    GcvPlan *plane = p->planes[i];
+  for (guint i = 0; i < n_runs; i++) {
+    GcvPlan *plane = frame->runs[i];
+    const gboolean pairs = plane == p->pairs;
     const GcvBackend *b = plane->kind;
     GcvSteps plane_steps;
-    GcvImage in = plane_of (src, plan->geometry.in_format, i,
+    GcvImage in = plane_of (src, plan->geometry.in_format, i, pairs,
         &plane_steps.src);
-    GcvImage out = plane_of (dst, plan->geometry.out_format, i,
+    GcvImage out = plane_of (dst, plan->geometry.out_format, i, pairs,
         &plane_steps.dst);
-    /* every plane has the frame's regions; copied chroma (planes=luma)
-     * has no statistics */
+    /* every plane has the frame's regions but the pairs, copied whole;
+     * copied chroma (planes=luma) has no statistics */
     GcvFrameOptions options = frame->options;
     options.statistics = options.statistics && i < frame->with_stats;
+    if (pairs) {
+      options.region_mode = GCV_REGIONS_ALL;
+      options.regions = NULL;
+      options.n_regions = 0;
+    }
     if (!pack_steps (p, &plane->geometry, &frame->steps[i], &in, &out,
             &plane_steps, error)
         || (b->set_frame_options && !b->set_frame_options (plane->state,
@@ -463,7 +503,7 @@ planar_input_done (gpointer state, GcvPlan * plan, guint slot,
 
   *done = TRUE;
   for (guint i = 0; i < p->slots[slot].submitted && *done; i++) {
-    GcvPlan *plane = p->planes[i];
+    GcvPlan *plane = p->slots[slot].runs[i];
     *done = FALSE;
     if (plane->kind->input_done && !plane->kind->input_done (plane->state,
             plane, slot, wait, done, error))
@@ -486,7 +526,7 @@ planar_get_frame_stats (gpointer state, GcvPlan * plan, guint slot,
   Planar *p = state;
 
   for (guint i = 0; i < p->slots[slot].with_stats; i++) {
-    GcvPlan *plane = p->planes[i];
+    GcvPlan *plane = p->slots[slot].runs[i];
     GcvFrameStats one = { 0 };
     plane->kind->get_frame_stats (plane->state, plane, slot, &one);
     stats->channel[i] = one.channel[0];
@@ -503,16 +543,18 @@ planar_get_cuda_stream (gpointer state, guint slot)
       luma->kind->get_cuda_stream (luma->state, slot) : NULL;
 }
 
-/* Each plane runs on a stream of its own backend state. */
+/* Each plan the next frame runs has a stream of its own backend state. */
 static guint
 planar_get_cuda_streams (gpointer state, guint slot, gpointer * streams,
     guint n)
 {
   Planar *p = state;
+  GcvPlan *runs[N_PLANES];
+  const guint n_runs = frame_plans (p, runs);
   guint count = 0;
 
-  for (guint i = 0; i < N_PLANES && p->planes[i]; i++) {
-    GcvPlan *plane = p->planes[i];
+  for (guint i = 0; i < n_runs; i++) {
+    GcvPlan *plane = runs[i];
     gpointer stream = plane->kind->get_cuda_stream ?
         plane->kind->get_cuda_stream (plane->state, slot) : NULL;
     if (!stream)
