@@ -10,14 +10,45 @@
 
 #include <glib/gstdio.h>
 
+/* The element's output of `img` (`in`) as `out`, against the reference
+ * (the first plane). */
+static void
+check_output (GstBuffer * outbuf, const RefImage * img, const RefParams * p,
+    GcvFormat in, GcvFormat out, guint w, guint h, const gchar * what)
+{
+  const guint ch = gcvt_fmt_channels (in);
+  const gdouble unit = gcvt_fmt_max (out) / gcvt_fmt_max (in);
+  RefImage *ref = ref_filter (img, p);
+  GstVideoInfo info;
+  GstVideoFrame frame;
+
+  fail_unless (outbuf != NULL, "%s: no output", what);
+  gcvt_fmt_video_info (&info, out, w, h);
+  fail_unless (gst_video_frame_map (&frame, &info, outbuf, GST_MAP_READ));
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      for (guint c = 0; c < ch; c++)
+        gcvt_fmt_check_value (gcvt_fmt_get (gcvt_fmt_sample_ptr (&frame, out,
+                    0, x, y, c), out), ref_pixel (ref, x, y)[c] * unit, out,
+            p, gcvt_fmt_largest_input (img, p), unit, what, x, y, c);
+  gst_video_frame_unmap (&frame);
+  ref_image_free (ref);
+}
+
+static gchar *
+caps_string (GcvFormat format, guint w, guint h)
+{
+  return g_strdup_printf ("video/x-raw,format=%s,width=%u,height=%u,"
+      "framerate=30/1", gcv_format_name (format), w, h);
+}
+
 /* One frame of `in` through the element to `out`, against the reference
  * (the first plane; P010's chroma mid-grey). */
 static void
 check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
 {
-  const guint ch = gcvt_fmt_channels (in);
-  const gdouble unit = gcvt_fmt_max (out) / gcvt_fmt_max (in);
-  RefImage *img = gcvt_fmt_random_image (r, in, w, h, ch), *ref;
+  RefImage *img = gcvt_fmt_random_image (r, in, w, h,
+      gcvt_fmt_channels (in));
   RefImage *planes[3] = { img, NULL, NULL };
   RefParams p;
   GcvFilterDesc d;
@@ -27,13 +58,9 @@ check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
       gcvt_forced_separable (), &p, &d, &taps);
   GstElement *e = gcvt_element_new ();
   GstHarness *h_;
-  GstVideoInfo info;
-  GstVideoFrame frame;
   GstBuffer *outbuf;
-  gchar *in_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
-      "height=%u,framerate=30/1", gcv_format_name (in), w, h);
-  gchar *out_caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
-      "height=%u,framerate=30/1", gcv_format_name (out), w, h);
+  gchar *in_caps = caps_string (in, w, h), *out_caps = caps_string (out, w,
+      h);
   gchar *what = gcvt_fmt_describe (in, out, w, h, 0, &p,
       gcvt_forced_separable ());
 
@@ -41,21 +68,10 @@ check_element (GRand * r, GcvFormat in, GcvFormat out, guint w, guint h)
   h_ = gcvt_harness_new (e);
   gst_harness_set_caps_str (h_, in_caps, out_caps);
   outbuf = gcvt_process (h_, gcvt_fmt_buffer_new (in, planes));
-  fail_unless (outbuf != NULL, "%s: no output", what);
-  gcvt_fmt_video_info (&info, out, w, h);
-  fail_unless (gst_video_frame_map (&frame, &info, outbuf, GST_MAP_READ));
-  ref = ref_filter (img, &p);
-  for (guint y = 0; y < h; y++)
-    for (guint x = 0; x < w; x++)
-      for (guint c = 0; c < ch; c++)
-        gcvt_fmt_check_value (gcvt_fmt_get (gcvt_fmt_sample_ptr (&frame, out,
-                    0, x, y, c), out), ref_pixel (ref, x, y)[c] * unit, out,
-            &p, gcvt_fmt_largest_input (img, &p), unit, what, x, y, c);
-  gst_video_frame_unmap (&frame);
+  check_output (outbuf, img, &p, in, out, w, h, what);
   gst_buffer_unref (outbuf);
   gst_harness_teardown (h_);
   gcvt_element_unref (e);
-  ref_image_free (ref);
   ref_image_free (img);
   ref_kernel_free (k);
   g_free (taps);
@@ -85,6 +101,70 @@ GST_START_TEST (test_element_formats)
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     check_element (r, cases[c].in, cases[c].out, 37, 23);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* Frame after frame of host memory with the same filter, which the CUDA
+ * backend replays as a graph once a slot has run it twice
+ * (docs/performance.md): each frame, several in flight, is its own
+ * input's output; then with the bias changed (the same kernel and
+ * buffers, so the same launches but for their arguments), then with
+ * another kernel. */
+GST_START_TEST (test_element_frames_repeat)
+{
+  static const GcvFormat formats[] = { GCV_FORMAT_GRAY16_LE, GCV_FORMAT_RGB };
+  const guint w = 41, h = 19, frames = 9;
+  GRand *r = ref_rand_new ("element_frames_repeat");
+
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
+    const GcvFormat fmt = formats[f];
+    GstElement *e = gcvt_element_new ();
+    GstHarness *h_ = gcvt_harness_new (e);
+    gchar *caps = caps_string (fmt, w, h);
+    RefKernel *k = NULL;
+    RefParams p = { 0 };
+    GcvFilterDesc d;
+    gfloat *taps = NULL;
+
+    gst_harness_set_caps_str (h_, caps, caps);
+    for (guint phase = 0; phase < 3; phase++) {
+      RefImage *img[9];
+      if (phase == 1) {
+        p.bias += gcvt_fmt_max (fmt) * 0.1;
+      } else {
+        ref_kernel_free (k);
+        g_free (taps);
+        k = gcvt_fmt_random_params (r, fmt, REF_BORDER_REFLECT101,
+            gcvt_forced_separable (), &p, &d, &taps);
+      }
+      gcvt_set_params (e, &p);
+      for (guint i = 0; i < frames; i++) {
+        RefImage *planes[3] = { NULL, NULL, NULL };
+        planes[0] = img[i] = gcvt_fmt_random_image (r, fmt, w, h,
+            gcvt_fmt_channels (fmt));
+        fail_unless_equals_int (gst_harness_push (h_,
+                gcvt_fmt_buffer_new (fmt, planes)), GST_FLOW_OK);
+      }
+      gcvt_drain (h_);
+      fail_unless_equals_int (gst_harness_buffers_in_queue (h_), frames);
+      for (guint i = 0; i < frames; i++) {
+        GstBuffer *out = gst_harness_pull (h_);
+        gchar *what = g_strdup_printf ("%s, phase %u, frame %u",
+            gcv_format_name (fmt), phase, i);
+        check_output (out, img[i], &p, fmt, fmt, w, h, what);
+        gst_buffer_unref (out);
+        ref_image_free (img[i]);
+        g_free (what);
+      }
+    }
+    gst_harness_teardown (h_);
+    gcvt_element_unref (e);
+    ref_kernel_free (k);
+    g_free (taps);
+    g_free (caps);
+  }
   g_rand_free (r);
 }
 
@@ -351,6 +431,7 @@ formats_element_suite (void)
   tcase_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_element_formats);
+  tcase_add_test (tc, test_element_frames_repeat);
   tcase_add_test (tc, test_element_refuses_pair);
   tcase_add_test (tc, test_backends_offer_formats);
   here = nvh265dec_here (&why);

@@ -4,8 +4,9 @@
  * copied in), widened where the families have no element for its samples
  * (16-bit words, RGB and BGR), the halo, the chosen family's launch (on
  * the filtered rectangles of a frame with regions, the rest copied:
- * gcv-cuda-regions.c), the output narrowed back to such samples, the
- * download, the slot's event;
+ * gcv-cuda-regions.c), the output narrowed back to such samples (these
+ * launches replayed as a graph where they are the same frame after frame:
+ * gcv-cuda-graph.c), the download, the slot's event;
  * then the wait for that event, the copy out of staging and the frame's
  * statistics. The identity between equal integer formats copies device
  * frames instead. */
@@ -74,58 +75,96 @@ word_shift (const CudaPlan * cp, const CudaSlot * s, GcvFormat format)
       && !s->stats.on) ? 6 : 0;
 }
 
-/* The input into the padded frame: straight in (8-bit, GRAY32F), or
- * through the frame an unpack or a widening reads. A device frame is
- * widened where it is, with its sample step. */
+/* Where the input is copied to: the padded frame's interior (8-bit,
+ * GRAY32F), or the frame an unpack or a widening reads. */
+static guint8 *
+interior (const CudaPlan * cp, const GcvPlan * plan, const CudaSlot * s)
+{
+  const GcvFilter *f = plan->filter;
+  return (guint8 *) s->d_pad + f->ay * cp->pad_pitch
+      + f->ax * gcv_cuda_pixel_size (cp->pix);
+}
+
+/* The input copied in: a host frame uploaded, a device frame copied
+ * (with its sample step), unless a widening reads it where it is. */
 static gboolean
 upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
     const GcvImage * src, guint step, GError ** error)
 {
   const GcvGeometry *g = &plan->geometry;
-  const GcvFilter *f = plan->filter;
   const guint px = gcv_format_pixel_size (g->in_format);
   gsize row = (gsize) g->width * px;
-  guint8 *interior = (guint8 *) s->d_pad + f->ay * cp->pad_pitch
-      + f->ax * gcv_cuda_pixel_size (cp->pix);
   const gboolean via_raw = cp->unpack || cp->widen;
-  void *target = via_raw ? s->d_raw : interior;
+  void *target = via_raw ? s->d_raw : interior (cp, plan, s);
   gsize target_pitch = via_raw ? cp->raw_pitch : cp->pad_pitch;
-  const void *widen_from = s->d_raw;
-  gsize widen_pitch = cp->raw_pitch;
-  guint widen_step = px;
 
-  if (src->on_device && cp->widen) {
-    widen_from = src->data;
-    widen_pitch = src->stride;
-    widen_step = MAX (step, px);
-  } else if (src->on_device && step > 1) {
-    if (!CHECK (gcv_cuda_copy_samples (target, target_pitch, 1, src->data,
-                src->stride, step, g->width, g->height, s->stream),
-            OP_LAUNCH))
-      return FALSE;
-  } else if (src->on_device) {
-    if (src->data != target
-        && !CHECK (cudaMemcpy2DAsync (target, target_pitch, src->data,
-                src->stride, row, g->height, cudaMemcpyDeviceToDevice,
-                s->stream), OP_COPY))
-      return FALSE;
-  } else {
-    gsize pitch;
-    const void *host = stage_input (s, src, row, g->height, &pitch, error);
-    if (!host || !CHECK (cudaMemcpy2DAsync (target, target_pitch, host, pitch,
-                row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY)
-        || (s->reads_host && !CHECK (cudaEventRecord (s->read, s->stream),
-                OP_OTHER)))
-      return FALSE;
-  }
+  const void *host;
+  gsize pitch;
+
+  if (src->on_device && cp->widen)
+    return TRUE;                /* widened where it is */
+  if (src->on_device && step > 1)
+    return CHECK (gcv_cuda_copy_samples (target, target_pitch, 1, src->data,
+            src->stride, step, g->width, g->height, s->stream), OP_LAUNCH);
+  if (src->on_device)
+    return src->data == target
+        || CHECK (cudaMemcpy2DAsync (target, target_pitch, src->data,
+            src->stride, row, g->height, cudaMemcpyDeviceToDevice,
+            s->stream), OP_COPY);
+  host = stage_input (s, src, row, g->height, &pitch, error);
+  return host && CHECK (cudaMemcpy2DAsync (target, target_pitch, host, pitch,
+          row, g->height, cudaMemcpyHostToDevice, s->stream), OP_COPY)
+      && (!s->reads_host || CHECK (cudaEventRecord (s->read, s->stream),
+          OP_OTHER));
+}
+
+/* The copied input into the padded frame, widened or unpacked; a device
+ * frame is widened where it is, with its sample step. */
+static gboolean
+convert_input (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
+    const GcvImage * src, guint step, GError ** error)
+{
+  const GcvGeometry *g = &plan->geometry;
+  const guint px = gcv_format_pixel_size (g->in_format);
+  const gboolean in_place = src->on_device && cp->widen;
+
   if (cp->widen)
-    return CHECK (gcv_cuda_widen (cp->in_sample, widen_from, widen_pitch,
-            widen_step, word_shift (cp, s, g->in_format), cp->pix, interior,
-            cp->pad_pitch, g->width, g->height, s->stream), OP_LAUNCH);
-  if (cp->unpack
-      && !CHECK (gcv_cuda_unpack (cp->pix, s->d_raw, cp->raw_pitch, interior,
-              cp->pad_pitch, g->width, g->height, s->stream), OP_LAUNCH))
+    return CHECK (gcv_cuda_widen (cp->in_sample, in_place ? src->data
+            : s->d_raw, in_place ? src->stride : cp->raw_pitch,
+            in_place ? MAX (step, px) : px, word_shift (cp, s, g->in_format),
+            cp->pix, interior (cp, plan, s), cp->pad_pitch, g->width,
+            g->height, s->stream), OP_LAUNCH);
+  return !cp->unpack || CHECK (gcv_cuda_unpack (cp->pix, s->d_raw,
+          cp->raw_pitch, interior (cp, plan, s), cp->pad_pitch, g->width,
+          g->height, s->stream), OP_LAUNCH);
+}
+
+/* Device output is written in place, unless every other byte (then
+ * finish() scatters it) or narrowed; host output and those go through the
+ * slot's. */
+static gboolean
+output_in_place (const CudaPlan * cp, const GcvImage * dst, guint step)
+{
+  return dst->on_device && step <= 1 && !cp->narrow;
+}
+
+/* What the launches need before they are queued: the slot's output
+ * where they do not write in place, large kernels' taps. */
+static gboolean
+prepare (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
+    const GcvImage * dst, guint step, GError ** error)
+{
+  if (!output_in_place (cp, dst, step)
+      && !gcv_cuda_slot_ensure (cp, s, BUF_OUT, error))
     return FALSE;
+  if (s->d_taps && s->taps_serial != cp->filter_serial) {
+    gsize bytes = sizeof (gfloat) * cp->n_taps;
+    memcpy (s->h_taps, gcv_cuda_conv_args (cp, plan, s).host_taps, bytes);
+    if (!CHECK (cudaMemcpyAsync (s->d_taps, s->h_taps, bytes,
+                cudaMemcpyHostToDevice, s->stream), OP_COPY))
+      return FALSE;
+    s->taps_serial = cp->filter_serial;
+  }
   return TRUE;
 }
 
@@ -139,24 +178,9 @@ compute (CudaPlan * cp, const GcvPlan * plan, guint slot, const GcvImage * dst,
   CudaSlot *s = &cp->slots[slot];
   GcvCudaConv c = gcv_cuda_conv_args (cp, plan, s);
 
-  /* device output is written in place, unless every other byte (then
-   * download() scatters it) or narrowed; host output and those need the
-   * slot's */
-  if (dst->on_device && step <= 1 && !cp->narrow) {
+  if (output_in_place (cp, dst, step)) {
     c.dst = dst->data;
     c.dst_pitch = dst->stride;
-  } else if (!gcv_cuda_slot_ensure (cp, s, BUF_OUT, error)) {
-    return FALSE;
-  } else {
-    c.dst = s->d_out;
-  }
-  if (s->d_taps && s->taps_serial != cp->filter_serial) {
-    gsize bytes = sizeof (gfloat) * cp->n_taps;
-    memcpy (s->h_taps, c.host_taps, bytes);
-    if (!CHECK (cudaMemcpyAsync (s->d_taps, s->h_taps, bytes,
-                cudaMemcpyHostToDevice, s->stream), OP_COPY))
-      return FALSE;
-    s->taps_serial = cp->filter_serial;
   }
   if (!(regions && cp->atlas_direct)
       && !CHECK (gcv_cuda_fill_border (cp->pix, s->d_pad, cp->pad_pitch,
@@ -309,6 +333,53 @@ copy_device (const GcvPlan * plan, CudaSlot * s, const GcvImage * src,
       OP_COPY);
 }
 
+/* A frame's launches, from its copied input to its output where the
+ * download takes it. */
+typedef struct {
+  CudaPlan *cp;
+  const GcvPlan *plan;
+  guint slot;
+  const GcvImage *src, *dst;
+  const GcvSteps *steps;
+  gboolean regions;
+} Launches;
+
+static gboolean
+launch_frame (gpointer data, GError ** error)
+{
+  const Launches *l = data;
+  CudaSlot *s = &l->cp->slots[l->slot];
+
+  return convert_input (l->cp, l->plan, s, l->src, l->steps->src, error)
+      && compute (l->cp, l->plan, l->slot, l->dst, l->steps->dst, l->regions,
+      error)
+      && finish (l->cp, l->plan, s, l->dst, l->steps->dst, l->regions, error);
+}
+
+/* The launches as a graph where they are the same frame after frame: a
+ * frame of host memory in and out (a device frame's pointers are the
+ * launches'), with no regions (their rectangles vary), no statistics, and
+ * a family that launches its own kernels (cuFFT does the FFT's). */
+static gboolean
+replayable (const GcvPlan * plan, const CudaSlot * s, const Launches * l)
+{
+  return !l->src->on_device && !l->dst->on_device && !l->regions
+      && !s->stats.on && plan->choice.variant.family != GCV_FAMILY_FFT;
+}
+
+static gboolean
+run_launches (const Launches * l, GError ** error)
+{
+  CudaSlot *s = &l->cp->slots[l->slot];
+  const CudaGraphKey key = { l->cp->filter_serial,
+    {s->d_pad, s->d_raw, s->d_tmp, s->d_out, s->d_taps}
+  };
+
+  if (!replayable (l->plan, s, l))
+    return launch_frame ((gpointer) l, error);
+  return gcv_cuda_graph_run (s, &key, launch_frame, (gpointer) l, error);
+}
+
 gboolean
 gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
     const GcvImage * src, const GcvImage * dst, const GcvSteps * steps,
@@ -318,6 +389,7 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
   CudaSlot *s = &cp->slots[slot];
   const GcvGeometry *g = &plan->geometry;
   const gboolean regions = gcv_regions_restrict (&s->options);
+  const Launches launches = { cp, plan, slot, src, dst, steps, regions };
   guint64 area = (guint64) g->width * g->height;
   CudaSamples in = { 0 }, out = { 0 };
 
@@ -345,12 +417,30 @@ gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,
       || upload (cp, plan, s, src, steps->src, error))
       && (!regions || gcv_cuda_regions_copy (cp, plan, s, &in, &out, TRUE,
           error))
-      && compute (cp, plan, slot, dst, steps->dst, regions, error)
-      && finish (cp, plan, s, dst, steps->dst, regions, error)
+      && prepare (cp, plan, s, dst, steps->dst, error)
+      && run_launches (&launches, error)
       && (!regions || gcv_cuda_regions_copy (cp, plan, s, &in, &out, FALSE,
           error))
       && download (cp, plan, s, dst, error)
       && CHECK (cudaEventRecord (s->done, s->stream), OP_OTHER);
+}
+
+/* How long a wait polls before it blocks: a small frame's upload, or
+ * what is left of it, ends within some tens of microseconds, sooner than
+ * a thread blocked on the event would wake (docs/performance.md). */
+#define POLL_US 100
+
+static gboolean
+wait_event (cudaEvent_t event, GError ** error)
+{
+  const gint64 until = g_get_monotonic_time () + POLL_US;
+  cudaError_t err;
+
+  while ((err = cudaEventQuery (event)) == cudaErrorNotReady
+      && g_get_monotonic_time () < until);
+  if (err == cudaErrorNotReady)
+    err = cudaEventSynchronize (event);
+  return CHECK (err, OP_OTHER);
 }
 
 /* A host input staged at the submit is read no more; one page-locked is
@@ -367,7 +457,7 @@ gcv_cuda_input_done (gpointer state, GcvPlan * plan, guint slot,
   if (*done || !s->reads_host || !wait)
     return TRUE;
   if (!CHECK (cuda_enter (cp->engine), OP_OTHER)
-      || !CHECK (cudaEventSynchronize (s->read), OP_OTHER))
+      || !wait_event (s->read, error))
     return FALSE;
   *done = TRUE;
   return TRUE;
@@ -381,7 +471,7 @@ gcv_cuda_wait (gpointer state, GcvPlan * plan, guint slot, GError ** error)
   const GcvGeometry *g = &plan->geometry;
 
   if (!CHECK (cuda_enter (cp->engine), OP_OTHER)
-      || !CHECK (cudaEventSynchronize (s->done), OP_OTHER))
+      || !wait_event (s->done, error))
     return FALSE;
   if (s->copy_to) {
     gsize row = (gsize) g->width * gcv_format_pixel_size (g->out_format);

@@ -12,6 +12,7 @@
  *                      launch arguments and its launch
  * gcv-cuda-regions.c   a frame's privacy regions: the cut, the launches on
  *                      its filtered rectangles, the copies of the rest
+ * gcv-cuda-graph.c     a frame's launches replayed as a CUDA graph
  * gcv-cuda-frame.c     a frame: upload, compute launches, download, wait
  * gcv-cuda-plan.c      a plan: made, set up for each filter, freed
  * gcv-cuda-engine.c    the engine (device or application context, tuning
@@ -53,6 +54,13 @@ typedef struct {
   guint step;
 } CudaSamples;
 
+/* What a frame's launches are, as far as a graph of them holds
+ * (gcv-cuda-graph.c): the filter they run and the buffers they use. */
+typedef struct {
+  guint64 filter_serial;
+  const void *buffers[5];
+} CudaGraphKey;
+
 /* What one frame in flight holds: a stream, an event and its buffers. */
 typedef struct {
   cudaStream_t stream;
@@ -77,6 +85,9 @@ typedef struct {
   GcvCudaSlotStats stats;
   GcvFrameOptions options;      /* the frame's, its regions read during
                                  * its submit only */
+  /* the slot's frames' launches as a graph, and what they are */
+  cudaGraphExec_t graph;
+  CudaGraphKey graph_key, last_key;
 } CudaSlot;
 
 /* The buffers of a slot, as gcv_cuda_slot_ensure() makes them. */
@@ -225,6 +236,15 @@ gboolean gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan,
 gboolean gcv_cuda_regions_copy (CudaPlan * cp, const GcvPlan * plan,
     CudaSlot * s, const CudaSamples * in, const CudaSamples * out,
     gboolean before, GError ** error);
+
+/* gcv-cuda-graph.c: a frame's launches replayed as a CUDA graph */
+typedef gboolean (*CudaWork) (gpointer data, GError ** error);
+/* Queues `work` (launches only: no allocation, copy or event) on the
+ * slot's stream: as the slot's graph where it was captured with `key`;
+ * captured into it (and the graph queued) where the slot's frame before
+ * had `key` too; else as it is. */
+gboolean gcv_cuda_graph_run (CudaSlot * s, const CudaGraphKey * key,
+    CudaWork work, gpointer data, GError ** error);
 
 /* gcv-cuda-frame.c: a frame through its slot (GcvBackend's functions) */
 gboolean gcv_cuda_submit (gpointer state, GcvPlan * plan, guint slot,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The slots of a CUDA plan: a slot is the place one frame in flight
- * holds, with its own stream, event and device buffers: the padded input
- * frame (the halo made on the device), the separable intermediate, the
+ * holds, with its own stream, events, graph (gcv-cuda-graph.c) and device
+ * buffers: the padded input frame (the halo made on the device), the
+ * separable intermediate, the
  * output frame where the output is not written in place (host frames, or
  * a sample step), the taps of large kernels, pinned staging, and the
  * statistics' records (gcv-cuda-stats.c). Buffers are sized when the plan
@@ -223,6 +224,8 @@ gcv_cuda_slots_free (CudaPlan * cp)
       cudaStreamSynchronize (s->stream);
       cudaStreamDestroy (s->stream);
     }
+    if (s->graph)
+      cudaGraphExecDestroy (s->graph);
     if (s->done)
       cudaEventDestroy (s->done);
     if (s->read)
