@@ -131,6 +131,9 @@ typedef struct {
    * their reaches read from the device frame where it lies, with no
    * upload or halo; the frame's input and output */
   gboolean atlas, atlas_direct;
+  /* the atlas's rectangles filtered where they lie by one launch instead
+   * (the separable family on bytes) */
+  gboolean rects;
   CudaSamples region_in, region_out;
   GcvCudaFft *fft;
   int fft_setup[7];             /* width, height, kw, kh, channels, prime,

@@ -9,7 +9,8 @@
  * places are moved by the rectangle's corner into the frame's. Small
  * rectangles go side by side into a frame of their own, filtered by one
  * launch (the atlas, below), read from a device frame where it lies when
- * they can be (no upload or halo then). The copied area gets the input's
+ * they can be (no upload or halo then); where the separable family runs
+ * on bytes, they are filtered where they lie by one launch instead. The copied area gets the input's
  * bytes on the device: the whole frame at once before the launches where
  * the copied area is most of it, else its rectangles after them, all in
  * one launch (with the atlas, its rectangles by the launch that gathers
@@ -75,6 +76,27 @@ reaches_inside (const GcvRegionSplit * split, const GcvRegionPlane * plane,
   return TRUE;
 }
 
+/* Whether the atlas's rectangles can be filtered where they lie, by one
+ * launch of the separable family's kernel for them
+ * (gcv_cuda_separable_rects()): the plan runs that family on one channel
+ * of bytes with a kernel small enough, and the output is not the input
+ * (the outputs would be written over samples other rectangles read); a
+ * device frame read where it lies has its samples packed. */
+static gboolean
+rects_fit (const CudaPlan * cp, const GcvPlan * plan,
+    const GcvRegionSplit * split, const CudaSamples * in,
+    const CudaSamples * out)
+{
+  const GcvChoice *choice = &plan->choice;
+
+  return choice->variant.family == GCV_FAMILY_SEPARABLE
+      && !choice->column_pass && cp->pix == GCV_PIX_U8
+      && cp->out == GCV_OUT_U8 && cp->kw <= GCV_CUDA_RECT_TAPS
+      && plan->filter->kh <= GCV_CUDA_RECT_TAPS
+      && split->filtered->len <= GCV_CUDA_FILTER_RECTS
+      && !same_samples (in, out) && (!cp->atlas_direct || in->step == 1);
+}
+
 /* Whether the copied area is most of the plane: the whole frame is then
  * copied, one copy, and the filtered rectangles written over it. */
 static gboolean
@@ -115,6 +137,7 @@ gcv_cuda_regions_cut (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   }
   cp->atlas_direct = cp->atlas && direct
       && reaches_inside (split, &plane, plan->filter, cp->kw);
+  cp->rects = cp->atlas && rects_fit (cp, plan, split, in, out);
   cp->region_in = *in;
   cp->region_out = *out;
   return gcv_region_split_area (split);
@@ -293,6 +316,39 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
       && copy_flush (&l, error);
 }
 
+/* The atlas's rectangles filtered where they lie (rects_fit()): the
+ * copied area by one launch, the rectangles by another, which reads each
+ * one's reach from the padded frame, or from a device frame where it
+ * lies, and writes its outputs into the frame's. */
+static gboolean
+rects_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
+    const GcvCudaConv * c, GError ** error)
+{
+  const GArray *rects = cp->split.filtered;
+  const GcvFilter *f = plan->filter;
+  CudaSlot *s = &cp->slots[slot];
+  GcvCudaRect r[GCV_CUDA_FILTER_RECTS];
+  GcvCudaConv v = *c;
+  CopyList l = { s->stream };
+
+  for (guint i = 0; i < rects->len; i++) {
+    const GcvRect *q = &g_array_index (rects, GcvRect, i);
+    r[i] = (GcvCudaRect) { q->x, q->y, q->width, q->height };
+  }
+  /* the device frame's sample (-ax, -ay) stands for the padded frame's
+   * (0, 0): never read, as every reach is inside the frame */
+  if (cp->atlas_direct) {
+    v.src = cp->region_in.data - (gsize) f->ay * cp->region_in.stride
+        - f->ax;
+    v.src_pitch = cp->region_in.stride;
+  }
+  return copy_area (&l, &cp->split, &cp->region_in, &cp->region_out,
+      gcv_format_pixel_size (plan->geometry.in_format), error)
+      && copy_flush (&l, error)
+      && CHECK (gcv_cuda_separable_rects (&v, f->row, f->column, r,
+          (int) rects->len), OP_LAUNCH);
+}
+
 gboolean
 gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
     const GcvCudaConv * c, GError ** error)
@@ -300,6 +356,8 @@ gcv_cuda_regions_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   const GArray *rects = cp->split.filtered;
   const gboolean aligned = gcv_cuda_rect_aligned (cp, plan);
 
+  if (cp->rects)
+    return rects_launch (cp, plan, slot, c, error);
   if (cp->atlas)
     return atlas_launch (cp, plan, slot, c, error);
   for (guint i = 0; i < rects->len; i++) {

@@ -150,6 +150,20 @@ typedef struct {
 cudaError_t gcv_cuda_copy_rects (const GcvCudaCopy * rects, int n,
     cudaStream_t stream);
 
+/* separable-rects.cu: the separable filter (`row` kw taps, `column` kh,
+ * each at most GCV_CUDA_RECT_TAPS) on `n` rectangles of one frame (at
+ * most GCV_CUDA_FILTER_RECTS), one launch for all: `c` as for the whole
+ * frame (one channel of bytes in and out, no statistics), each
+ * rectangle's outputs read from c->src and written to c->dst where they
+ * lie in the frame. */
+#define GCV_CUDA_FILTER_RECTS 64
+#define GCV_CUDA_RECT_TAPS 63
+typedef struct {
+  int x, y, width, height;
+} GcvCudaRect;
+cudaError_t gcv_cuda_separable_rects (const GcvCudaConv * c,
+    const float *row, const float *column, const GcvCudaRect * rects, int n);
+
 /* direct.cu: one thread per output, everything from global memory. */
 cudaError_t gcv_cuda_direct (const GcvCudaConv * c);
 
