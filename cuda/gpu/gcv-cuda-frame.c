@@ -97,7 +97,6 @@ upload (CudaPlan * cp, const GcvPlan * plan, CudaSlot * s,
   const gboolean via_raw = cp->unpack || cp->widen;
   void *target = via_raw ? s->d_raw : interior (cp, plan, s);
   gsize target_pitch = via_raw ? cp->raw_pitch : cp->pad_pitch;
-
   const void *host;
   gsize pitch;
 

@@ -10,12 +10,14 @@
  * rectangles go side by side into a frame of their own, filtered by one
  * launch (the atlas, below), read from a device frame where it lies when
  * they can be (no upload or halo then); where the separable family runs
- * on bytes, they are filtered where they lie by one launch instead. The copied area gets the input's
- * bytes on the device: the whole frame at once before the launches where
- * the copied area is most of it, else its rectangles after them, all in
- * one launch (with the atlas, its rectangles by the launch that gathers
- * the reaches); a merged cut (the whole plane filtered where the rectangles
- * would cost more) gets its holes back the same way after the launch. */
+ * on bytes, they are filtered where they lie by one launch instead. The
+ * copied area gets the input's bytes on the device: the whole frame at
+ * once before the launches where the copied area is most of it, else its
+ * rectangles after them, all in one launch (with the atlas, its
+ * rectangles by the launch that gathers the reaches; filtered where they
+ * lie, by the launch before theirs); a merged cut (the whole plane
+ * filtered where the rectangles would cost more) gets its holes back the
+ * same way after the launch. */
 #include "gcv-cuda-private.h"
 
 /* What a rectangle costs besides its samples, in samples filtered
