@@ -15,7 +15,7 @@
  * once before the launches where the copied area is most of it, else its
  * rectangles after them, all in one launch (with the atlas, its
  * rectangles by the launch that gathers the reaches; filtered where they
- * lie, by the launch before theirs); a merged cut (the whole plane
+ * lie, by the launch that filters them); a merged cut (the whole plane
  * filtered where the rectangles would cost more) gets its holes back the
  * same way after the launch. */
 #include "gcv-cuda-private.h"
@@ -81,9 +81,11 @@ reaches_inside (const GcvRegionSplit * split, const GcvRegionPlane * plane,
 /* Whether the atlas's rectangles can be filtered where they lie, by one
  * launch of the separable family's kernel for them
  * (gcv_cuda_separable_rects()): the plan runs that family on one channel
- * of bytes with a kernel small enough, and the output is not the input
- * (the outputs would be written over samples other rectangles read); a
- * device frame read where it lies has its samples packed. */
+ * of bytes with a kernel small enough, the output is not the input
+ * (the outputs would be written over samples other rectangles read), and
+ * the cut is not merged (its holes are copied after the filter, never
+ * beside it); a device frame read where it lies has its samples
+ * packed. */
 static gboolean
 rects_fit (const CudaPlan * cp, const GcvPlan * plan,
     const GcvRegionSplit * split, const CudaSamples * in,
@@ -95,7 +97,7 @@ rects_fit (const CudaPlan * cp, const GcvPlan * plan,
       && !choice->column_pass && cp->pix == GCV_PIX_U8
       && cp->out == GCV_OUT_U8 && cp->kw <= GCV_CUDA_RECT_TAPS
       && plan->filter->kh <= GCV_CUDA_RECT_TAPS
-      && split->filtered->len <= GCV_CUDA_FILTER_RECTS
+      && split->filtered->len <= GCV_CUDA_FILTER_RECTS && !split->merged
       && !same_samples (in, out) && (!cp->atlas_direct || in->step == 1);
 }
 
@@ -318,10 +320,11 @@ atlas_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
       && copy_flush (&l, error);
 }
 
-/* The atlas's rectangles filtered where they lie (rects_fit()): the
- * copied area by one launch, the rectangles by another, which reads each
- * one's reach from the padded frame, or from a device frame where it
- * lies, and writes its outputs into the frame's. */
+/* The atlas's rectangles filtered where they lie (rects_fit()): one
+ * launch reads each one's reach from the padded frame, or from a device
+ * frame where it lies, writes its outputs into the frame's, and copies
+ * the copied area (the rectangles it cannot take by a copy launch
+ * before). */
 static gboolean
 rects_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
     const GcvCudaConv * c, GError ** error)
@@ -332,6 +335,7 @@ rects_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
   GcvCudaRect r[GCV_CUDA_FILTER_RECTS];
   GcvCudaConv v = *c;
   CopyList l = { s->stream };
+  int before;
 
   for (guint i = 0; i < rects->len; i++) {
     const GcvRect *q = &g_array_index (rects, GcvRect, i);
@@ -344,11 +348,14 @@ rects_launch (CudaPlan * cp, const GcvPlan * plan, guint slot,
         - f->ax;
     v.src_pitch = cp->region_in.stride;
   }
-  return copy_area (&l, &cp->split, &cp->region_in, &cp->region_out,
-      gcv_format_pixel_size (plan->geometry.in_format), error)
-      && copy_flush (&l, error)
+  if (!copy_area (&l, &cp->split, &cp->region_in, &cp->region_out,
+          gcv_format_pixel_size (plan->geometry.in_format), error))
+    return FALSE;
+  before = MAX (l.n - GCV_CUDA_RECTS_COPIES, 0);
+  return (before == 0 || CHECK (gcv_cuda_copy_rects (l.rect, before,
+              l.stream), OP_LAUNCH))
       && CHECK (gcv_cuda_separable_rects (&v, f->row, f->column, r,
-          (int) rects->len), OP_LAUNCH);
+          (int) rects->len, l.rect + before, l.n - before), OP_LAUNCH);
 }
 
 gboolean

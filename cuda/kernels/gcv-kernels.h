@@ -155,14 +155,17 @@ cudaError_t gcv_cuda_copy_rects (const GcvCudaCopy * rects, int n,
  * most GCV_CUDA_FILTER_RECTS), one launch for all: `c` as for the whole
  * frame (one channel of bytes in and out, no statistics), each
  * rectangle's outputs read from c->src and written to c->dst where they
- * lie in the frame. */
+ * lie in the frame. The same launch copies `m` rectangles (at most
+ * GCV_CUDA_RECTS_COPIES) as gcv_cuda_copy_rects() does, on c->stream. */
 #define GCV_CUDA_FILTER_RECTS 64
 #define GCV_CUDA_RECT_TAPS 63
+#define GCV_CUDA_RECTS_COPIES 24
 typedef struct {
   int x, y, width, height;
 } GcvCudaRect;
 cudaError_t gcv_cuda_separable_rects (const GcvCudaConv * c,
-    const float *row, const float *column, const GcvCudaRect * rects, int n);
+    const float *row, const float *column, const GcvCudaRect * rects, int n,
+    const GcvCudaCopy * copies, int m);
 
 /* direct.cu: one thread per output, everything from global memory. */
 cudaError_t gcv_cuda_direct (const GcvCudaConv * c);

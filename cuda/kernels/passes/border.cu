@@ -5,6 +5,7 @@
  * rectangles (privacy regions' copied area). Kernels after these never
  * bounds-check. */
 #include "kernels/gcv-kernels-common.cuh"
+#include "kernels/gcv-kernels-copy.cuh"
 #include "gcv-border.h"
 
 using namespace gcv;
@@ -98,56 +99,14 @@ copy_samples_kernel (unsigned char *dst, size_t dst_pitch, int dst_step,
         __ldg (src + y * src_pitch + (size_t) x * src_step);
 }
 
-/* A copy launch's rectangles, in its parameters (3 KiB, under the 4 KiB
- * every driver takes): each one's first block of the launch and its
- * blocks a row; a block finds its rectangle by these, so that the blocks
- * follow the rectangles' areas. Packed samples are copied as bytes, 16 a
- * thread: where a rectangle's rows start at the same place of 16 bytes in
- * source and destination (`lead`, that place), the 16 are one vector.
- * Samples a step apart go a sample a thread. */
-constexpr int COPY_BX = 64, COPY_BY = 4, COPY_VEC = 16;
-constexpr int COPY_BYTES = -1, COPY_SAMPLES = -2;
-
-struct CopyRects {
-  int first[GCV_CUDA_COPY_RECTS + 1];
-  int across[GCV_CUDA_COPY_RECTS];
-  int lead[GCV_CUDA_COPY_RECTS];
-  GcvCudaCopy rect[GCV_CUDA_COPY_RECTS];
-};
-static_assert (sizeof (CopyRects) <= 4096, "a launch's parameters");
+/* The copy launch: its blocks are the rectangles' (gcv-kernels-copy.cuh) */
+using CopyList = CopyRects<GCV_CUDA_COPY_RECTS>;
+static_assert (sizeof (CopyList) <= 4096, "a launch's parameters");
 
 __global__ void
-copy_rects_kernel (const __grid_constant__ CopyRects r)
+copy_rects_kernel (const __grid_constant__ CopyList r)
 {
-  const int block = blockIdx.x;
-  int i = 0;
-  while (block >= r.first[i + 1])
-    i++;
-  const GcvCudaCopy & q = r.rect[i];
-  const int b = block - r.first[i], lead = r.lead[i];
-  const int x = (b % r.across[i]) * COPY_BX + threadIdx.x;
-  const int y = (b / r.across[i]) * COPY_BY + threadIdx.y;
-  if (y >= q.height)
-    return;
-  unsigned char *to = (unsigned char *) q.dst + (size_t) y * q.dst_pitch;
-  const unsigned char *from = (const unsigned char *) q.src
-      + (size_t) y * q.src_pitch;
-  if (lead == COPY_SAMPLES) {
-    if (x >= q.width)
-      return;
-    to += (size_t) x * q.dst_step;
-    from += (size_t) x * q.src_step;
-    for (int k = 0; k < q.size; k++)
-      to[k] = __ldg (from + k);
-    return;
-  }
-  const int bytes = q.width * q.size, x0 = x * COPY_VEC - max (lead, 0);
-  if (lead >= 0 && x0 >= 0 && x0 + COPY_VEC <= bytes) {
-    *(uint4 *) (to + x0) = __ldg ((const uint4 *) (from + x0));
-    return;
-  }
-  for (int k = max (x0, 0); k < min (x0 + COPY_VEC, bytes); k++)
-    to[k] = __ldg (from + k);
+  copy_rects_block (r, blockIdx.x, threadIdx.x, threadIdx.y);
 }
 
 }  /* namespace */
@@ -218,32 +177,11 @@ gcv_cuda_copy_samples (void *dst, size_t dst_pitch, int dst_step,
 extern "C" cudaError_t
 gcv_cuda_copy_rects (const GcvCudaCopy * rects, int n, cudaStream_t stream)
 {
-  CopyRects r;
-  int blocks = 0;
+  CopyList r;
 
   if (n < 0 || n > GCV_CUDA_COPY_RECTS)
     return cudaErrorInvalidValue;
-  for (int i = 0; i < n; i++) {
-    const GcvCudaCopy & q = rects[i];
-    int columns = q.width;
-    if (q.src_step != q.size || q.dst_step != q.size) {
-      r.lead[i] = COPY_SAMPLES;
-    } else {
-      const uintptr_t from = (uintptr_t) q.src, to = (uintptr_t) q.dst;
-      /* rows keep their place in 16 bytes only with pitches of whole
-       * vectors */
-      const bool share = q.src_pitch % COPY_VEC == 0
-          && q.dst_pitch % COPY_VEC == 0 && from % COPY_VEC == to % COPY_VEC;
-      r.lead[i] = share ? (int) (from % COPY_VEC) : COPY_BYTES;
-      columns = div_up ((share ? r.lead[i] : 0) + q.width * q.size,
-          COPY_VEC);
-    }
-    r.rect[i] = q;
-    r.first[i] = blocks;
-    r.across[i] = (int) div_up (columns, COPY_BX);
-    blocks += r.across[i] * (int) div_up (q.height, COPY_BY);
-  }
-  r.first[n] = blocks;
+  const int blocks = copy_rects_place (r, rects, n);
   if (blocks == 0)
     return cudaSuccess;
   copy_rects_kernel <<<blocks, dim3 (COPY_BX, COPY_BY), 0, stream>>> (r);
