@@ -44,9 +44,8 @@ GCV_API gboolean gcv_plan_get_device_input (GcvPlan * plan, guint slot,
  * for) is read no more, so that the caller may reuse it before the frame's
  * wait: *done once an input copied into staging at the submit (pageable
  * memory, CUDA) was; a page-locked input is read by the frame's upload,
- * which `wait` waits for. A device input, and a host input without `wait`
- * whose upload may run still, are not done. FALSE with an error where the
- * wait fails. */
+ * which `wait` waits for (without it, *done if the upload has ended). A
+ * device input is not done. FALSE with an error where the wait fails. */
 GCV_API gboolean gcv_plan_input_done (GcvPlan * plan, GcvTicket ticket,
     gboolean wait, gboolean * done, GError ** error);
 /* Page-locked host memory for frames (plain memory on the CPU backend). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames in flight and the events between them; see gstgpuconvolveframes.h. */
 #include "gstgpuconvolveframes.h"
+#include "gstgpuconvolverelease.h"
 #include "gstgpuconvolvestats.h"
 
 #include <gst/base/gstbasetransform.h>
@@ -14,6 +15,7 @@ struct _GstGpuConvolveFrames
   GstPad *srcpad;
   GQueue in_flight;             /* GstGpuConvolveFrame, oldest first */
   GQueue pending_events;        /* to send after the frame pushed last */
+  GstGpuConvolveRelease *release;
 };
 
 GstGpuConvolveFrames *
@@ -25,6 +27,7 @@ gst_gpu_convolve_frames_new (GstElement * element, GstPad * srcpad)
   frames->srcpad = srcpad;
   g_queue_init (&frames->in_flight);
   g_queue_init (&frames->pending_events);
+  frames->release = gst_gpu_convolve_release_new (element);
   return frames;
 }
 
@@ -34,6 +37,7 @@ gst_gpu_convolve_frames_free (GstGpuConvolveFrames * frames)
   if (!frames)
     return;
   gst_gpu_convolve_frames_discard (frames, NULL);
+  gst_gpu_convolve_release_free (frames->release);
   g_free (frames);
 }
 
@@ -58,6 +62,15 @@ gst_gpu_convolve_frame_free (GstGpuConvolveFrame * frame)
   gst_clear_buffer (&frame->outbuf);
   g_queue_clear_full (&frame->events, (GDestroyNotify) gst_event_unref);
   g_free (frame);
+}
+
+void
+gst_gpu_convolve_frames_give_back (GstGpuConvolveFrames * frames,
+    GstGpuConvolveFrame * frame, GcvPlan * plan, gpointer reg)
+{
+  frame->release = gst_gpu_convolve_release_push (frames->release, plan,
+      frame->ticket, g_steal_pointer (&frame->inbuf), &frame->in_map, reg);
+  frame->in_map.memory = NULL;
 }
 
 guint
@@ -128,7 +141,11 @@ gst_gpu_convolve_frames_finish_oldest (GstGpuConvolveFrames * frames,
     g_queue_push_tail (&frames->pending_events,
         g_queue_pop_head (&frame->events));
   gint64 t0 = g_get_monotonic_time ();
-  gboolean waited = gcv_plan_wait_stats (plan, frame->ticket, &stats, &error);
+  /* (its input given back first: the plan's slot is used again after) */
+  gboolean waited = (!frame->release
+      || gst_gpu_convolve_release_wait (frames->release, frame->release,
+          &error)) && gcv_plan_wait_stats (plan, frame->ticket, &stats,
+      &error);
 
   /* the host path of a frame, with submit_frame()'s log line */
   GST_LOG_OBJECT (frames->element, "frame %" G_GUINT64_FORMAT ": waited %"
@@ -177,6 +194,8 @@ gst_gpu_convolve_frames_discard (GstGpuConvolveFrames * frames,
   GstGpuConvolveFrame *frame;
 
   while ((frame = g_queue_pop_head (&frames->in_flight))) {
+    if (frame->release)
+      gst_gpu_convolve_release_wait (frames->release, frame->release, NULL);
     if (plan)
       gcv_plan_wait (plan, frame->ticket, NULL);
     gst_gpu_convolve_frame_free (frame);

@@ -17,6 +17,7 @@ typedef struct
   GstBuffer *inbuf, *outbuf;
   GstMapInfo in_map, out_map;
   GcvTicket ticket;
+  guint64 release;              /* its input with the release thread */
   GQueue events;
   /* what the frame asked for: statistics, as a meta on its output and, with
    * post_messages, on the bus; `channels` names them */
@@ -35,6 +36,12 @@ void gst_gpu_convolve_frames_free (GstGpuConvolveFrames * frames);
 /* A frame for `inbuf` (taken), to fill and then add or free. */
 GstGpuConvolveFrame *gst_gpu_convolve_frame_new (GstBuffer * inbuf);
 void gst_gpu_convolve_frame_free (GstGpuConvolveFrame * frame);
+
+/* The frame's input, uploaded from upstream's memory registered as `reg`,
+ * given back once `plan`'s upload of it ends, while the frames after it
+ * are taken (gstgpuconvolverelease.h); the frame is finished after that. */
+void gst_gpu_convolve_frames_give_back (GstGpuConvolveFrames * frames,
+    GstGpuConvolveFrame * frame, GcvPlan * plan, gpointer reg);
 
 guint gst_gpu_convolve_frames_count (GstGpuConvolveFrames * frames);
 /* A frame submitted to the engine, newest. */

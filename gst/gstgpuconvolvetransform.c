@@ -72,7 +72,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GError *error = NULL;
   GstFlowReturn ret;
   gint64 t0 = g_get_monotonic_time (), t1, t2;
-  gboolean submitted, done = FALSE;
+  gboolean submitted, done = FALSE, registered, handed = FALSE;
   gpointer reg = NULL;
 
   ret = klass->prepare_output_buffer (GST_BASE_TRANSFORM (self), inbuf,
@@ -130,6 +130,7 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   frame->channels = gst_gpu_convolve_stats_channel_names (self->in_info.format);
   if (!in_device)
     reg = register_input (self, inbuf, &frame->in_map);
+  registered = reg != NULL;
   submitted = gcv_plan_submit_with (self->plan, &src, &dst, &frame->options,
       &frame->ticket, &error);
   /* the regions are read by the submit only, from the element's array,
@@ -152,16 +153,21 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
     goto fail;
   }
   /* Upstream's memory goes back once the engine reads it no more: a
-   * staged frame's at once, a registered one's after its upload, which
-   * runs beside the frames before it. An application's ring of fewer
-   * frames than are in flight runs on; memory pinned by others (the
-   * element's pool, upstream's own) is held until the frame is done. */
-  if (!in_device && !gcv_plan_input_done (self->plan, frame->ticket,
-          reg != NULL, &done, &error)) {
+   * staged frame's at once, any other's once its upload is done, which
+   * runs beside the frames before it. A registered one still uploading
+   * goes to the release thread, which gives it back then while this one
+   * takes the next frame: an application's ring of fewer frames than are
+   * in flight runs on. Others are held until the frame is done. */
+  if (!in_device && !gcv_plan_input_done (self->plan, frame->ticket, FALSE,
+          &done, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Convolution failed: %s", error->message), (NULL));
     g_clear_error (&error);
     ret = GST_FLOW_ERROR;
+  } else if (reg && !done) {
+    gst_gpu_convolve_frames_give_back (self->frames, frame, self->plan, reg);
+    handed = TRUE;
+    reg = NULL;
   }
   gst_gpu_convolve_hostreg_release (reg);
   t2 = g_get_monotonic_time ();
@@ -169,7 +175,8 @@ submit_frame (GstGpuConvolve * self, GstBuffer * inbuf)
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": output buffer and "
       "maps %" G_GINT64_FORMAT " us, submit %" G_GINT64_FORMAT " us; input "
       "%s%s, output %s", (guint64) frame->ticket, t1 - t0, t2 - t1,
-      memory_kind (inbuf, in_device, reg != NULL), done ? ", released" : "",
+      memory_kind (inbuf, in_device, registered), handed ? ", given back "
+      "once uploaded" : done ? ", released" : "",
       memory_kind (frame->outbuf, out_device, FALSE));
   if (done) {
     gst_buffer_unmap (frame->inbuf, &frame->in_map);

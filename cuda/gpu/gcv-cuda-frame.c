@@ -443,20 +443,27 @@ wait_event (cudaEvent_t event, GError ** error)
 }
 
 /* A host input staged at the submit is read no more; one page-locked is
- * once its upload is done. A device input is read by the frame's kernels:
- * not before the frame is. */
+ * once its upload is done (asked of the event without `wait`). A device
+ * input is read by the frame's kernels: not before the frame is. */
 gboolean
 gcv_cuda_input_done (gpointer state, GcvPlan * plan, guint slot,
     gboolean wait, gboolean * done, GError ** error)
 {
   CudaPlan *cp = state;
   CudaSlot *s = &cp->slots[slot];
+  cudaError_t err;
 
   *done = s->staged;
-  if (*done || !s->reads_host || !wait)
+  if (*done || !s->reads_host)
     return TRUE;
-  if (!CHECK (cuda_enter (cp->engine), OP_OTHER)
-      || !wait_event (s->read, error))
+  if (!CHECK (cuda_enter (cp->engine), OP_OTHER))
+    return FALSE;
+  if (!wait) {
+    err = cudaEventQuery (s->read);
+    *done = err == cudaSuccess;
+    return err == cudaErrorNotReady || CHECK (err, OP_OTHER);
+  }
+  if (!wait_event (s->read, error))
     return FALSE;
   *done = TRUE;
   return TRUE;
